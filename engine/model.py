@@ -1,0 +1,171 @@
+"""One bidirectional transformer for masked diffusion language models (gpt-fast style).
+
+RMSNorm, rotary position embeddings, grouped-query attention with optional QKV bias, SwiGLU,
+tied or untied embeddings. Attention is never causal: every position sees every other one,
+except keys hidden by an optional padding mask. No sampling, no quantization, no cache policy
+here: the samplers decide what to recompute; the model only offers
+
+* ``forward(idx, pos)`` -> logits for every position, and
+* ``forward_hidden(idx, pos, ctx_kv=...)`` -> final-normed hidden states of ``idx`` attending to
+  its own positions plus a precomputed context (the prefix/suffix "dual cache" of Fast-dLLM),
+  optionally returning the keys/values it computed so a caller can cache them.
+
+Shapes: B batch, T query positions, S key positions, D hidden, H heads, K kv heads,
+E head dim, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from engine.config import ModelConfig
+
+KV = tuple[Tensor, Tensor]  # keys, values: [B, K, S, E] each
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: Tensor) -> Tensor:
+        x32 = x.float()
+        x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x32.to(x.dtype)
+
+
+class Rotary(nn.Module):
+    """Rotate-half (GPT-NeoX) rotary embedding, as in Qwen2, LLaMA and LLaDA."""
+
+    def __init__(self, head_dim: int, max_positions: int, theta: float) -> None:
+        super().__init__()
+        inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
+        t = torch.arange(max_positions, dtype=torch.float64)
+        freqs = torch.outer(t, inv_freq)  # [P, E/2]
+        emb = torch.cat([freqs, freqs], dim=-1)  # [P, E]
+        self.register_buffer("cos", emb.cos().float(), persistent=False)
+        self.register_buffer("sin", emb.sin().float(), persistent=False)
+
+    def forward(self, x: Tensor, pos: Tensor) -> Tensor:
+        # x: [B, H, T, E]; pos: [B, T]
+        cos = self.cos[pos].unsqueeze(1).to(x.dtype)  # [B, 1, T, E]
+        sin = self.sin[pos].unsqueeze(1).to(x.dtype)  # [B, 1, T, E]
+        half = x.shape[-1] // 2
+        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)  # [B, H, T, E]
+        return x * cos + rotated * sin
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_head, self.n_kv, self.head_dim = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
+        d = cfg.hidden_size
+        self.q_proj = nn.Linear(d, self.n_head * self.head_dim, bias=cfg.qkv_bias)
+        self.k_proj = nn.Linear(d, self.n_kv * self.head_dim, bias=cfg.qkv_bias)
+        self.v_proj = nn.Linear(d, self.n_kv * self.head_dim, bias=cfg.qkv_bias)
+        self.o_proj = nn.Linear(self.n_head * self.head_dim, d, bias=False)
+
+    def forward(self, x: Tensor, pos: Tensor, rotary: Rotary, mask: Tensor | None,
+                ctx: KV | None) -> tuple[Tensor, KV]:
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.n_head, self.head_dim).transpose(1, 2)  # [B, H, T, E]
+        k = self.k_proj(x).view(b, t, self.n_kv, self.head_dim).transpose(1, 2)  # [B, K, T, E]
+        v = self.v_proj(x).view(b, t, self.n_kv, self.head_dim).transpose(1, 2)  # [B, K, T, E]
+        q, k = rotary(q, pos), rotary(k, pos)
+        own = (k, v)
+        if ctx is not None:
+            k = torch.cat([ctx[0], k], dim=2)  # [B, K, S, E]
+            v = torch.cat([ctx[1], v], dim=2)  # [B, K, S, E]
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                           enable_gqa=self.n_head != self.n_kv)  # [B, H, T, E]
+        y = y.transpose(1, 2).reshape(b, t, self.n_head * self.head_dim)  # [B, T, H*E]
+        return self.o_proj(y), own
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = Attention(cfg)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = SwiGLU(cfg)
+
+    def forward(self, x: Tensor, pos: Tensor, rotary: Rotary, mask: Tensor | None,
+                ctx: KV | None) -> tuple[Tensor, KV]:
+        a, kv = self.self_attn(self.input_layernorm(x), pos, rotary, mask, ctx)
+        x = x + a  # [B, T, D]
+        x = x + self.mlp(self.post_attention_layernorm(x))  # [B, T, D]
+        return x, kv
+
+
+class Transformer(nn.Module):
+    """Parameter names follow Qwen2 (``model.layers.N.self_attn.q_proj`` ...) minus the
+    ``model.`` prefix; engine/loader.py maps other layouts onto them."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.config = cfg
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.num_layers))
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        if cfg.tie_word_embeddings:
+            self.lm_head.weight = self.embed_tokens.weight
+        self.rotary = Rotary(cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta)
+
+    @property
+    def output_embedding(self) -> Tensor:
+        return self.lm_head.weight  # [V, D]
+
+    def forward_hidden(self, idx: Tensor, pos: Tensor | None = None, key_mask: Tensor | None = None,
+                       ctx_kv: list[KV] | None = None, ctx_key_mask: Tensor | None = None,
+                       return_kv: bool = False) -> tuple[Tensor, list[KV] | None]:
+        """Final-normed hidden states of ``idx``.
+
+        idx: [B, T] token ids; pos: [B, T] positions (default 0..T-1);
+        key_mask: [B, T] bool, False hides a (padding) position from every query;
+        ctx_kv: per layer, keys/values of context positions computed earlier, [B, K, C, E];
+        ctx_key_mask: [B, C] bool mask over those context positions.
+        """
+        b, t = idx.shape
+        if pos is None:
+            pos = torch.arange(t, device=idx.device).expand(b, t)  # [B, T]
+        mask = self._attention_mask(b, t, key_mask, ctx_kv, ctx_key_mask, idx.device)
+        x = self.embed_tokens(idx)  # [B, T, D]
+        new_kv: list[KV] = []
+        for i, layer in enumerate(self.layers):
+            x, kv = layer(x, pos, self.rotary, mask, None if ctx_kv is None else ctx_kv[i])
+            if return_kv:
+                new_kv.append(kv)
+        return self.norm(x), (new_kv if return_kv else None)  # [B, T, D]
+
+    def forward(self, idx: Tensor, pos: Tensor | None = None, key_mask: Tensor | None = None) -> Tensor:
+        h, _ = self.forward_hidden(idx, pos, key_mask)  # [B, T, D]
+        return self.lm_head(h)  # [B, T, V]
+
+    @staticmethod
+    def _attention_mask(b: int, t: int, key_mask: Tensor | None, ctx_kv: list[KV] | None,
+                        ctx_key_mask: Tensor | None, device: torch.device) -> Tensor | None:
+        if key_mask is None and ctx_key_mask is None:
+            return None
+        own = key_mask if key_mask is not None else torch.ones(b, t, dtype=torch.bool, device=device)
+        if ctx_kv is not None:
+            c = ctx_kv[0][0].shape[2]
+            ctx = ctx_key_mask if ctx_key_mask is not None else torch.ones(b, c, dtype=torch.bool,
+                                                                            device=device)
+            own = torch.cat([ctx, own], dim=1)  # [B, S]
+        return own[:, None, None, :]  # [B, 1, 1, S]

@@ -1,0 +1,1 @@
+"""Corpus preparation, tokenizer training and masked-diffusion training for the embedded model."""
