@@ -17,13 +17,16 @@ import torch
 from engine.canvas import build_canvas
 from engine.config import ModelConfig
 from engine.errors import InvalidRequestError
+from engine.fast_sampler import FastDecoder, FastOptions, preset_options
 from engine.loader import load_checkpoint
 from engine.model import Transformer
 from engine.sampler import DecodeOptions, reference_infill
+from engine.scheduler import Scheduler
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken, InfillResult, StepEvent
 
 DEFAULT_CONTEXT_TOKENS = 1024
+SAMPLERS = ("reference", "fast")
 
 
 def resolve_device(device: str) -> torch.device:
@@ -80,6 +83,20 @@ class Engine:
         limit = context_tokens or min(self.config.max_position_embeddings, DEFAULT_CONTEXT_TOKENS)
         self.context_tokens = min(limit, self.config.max_position_embeddings)
         self._lock = threading.Lock()
+        self._scheduler: Scheduler | None = None
+        self._scheduler_lock = threading.Lock()
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The engine's one request queue for the fast sampler (started on first use)."""
+        with self._scheduler_lock:
+            if self._scheduler is None:
+                self._scheduler = Scheduler(FastDecoder(self.model, self.tokenizer))
+            return self._scheduler
+
+    def close(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.close()
 
     @classmethod
     def load(cls, model: str | os.PathLike | None = None, device: str = "auto",
@@ -103,23 +120,58 @@ class Engine:
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text))
 
-    def infill(self, prefix: str, suffix: str = "", max_tokens: int = 32, *, steps: int | None = None,
-               temperature: float = 0.0, confidence: str = "max_prob", seed: int | None = None,
-               heal: bool = True, cancel: CancelToken | None = None,
+    def infill(self, prefix: str, suffix: str = "", max_tokens: int = 32, *, sampler: str = "reference",
+               preset: str = "balanced", steps: int | None = None, temperature: float = 0.0,
+               confidence: str = "max_prob", seed: int | None = None, heal: bool = True,
+               threshold: float | None = None, block_size: int | None = None, cache: str | None = None,
+               cancel: CancelToken | None = None,
                callback: Callable[[StepEvent], None] | None = None) -> InfillResult:
-        """Fill the span between ``prefix`` and ``suffix`` with at most ``max_tokens`` tokens."""
-        if not isinstance(prefix, str) or not isinstance(suffix, str):
-            raise InvalidRequestError("prefix and suffix must be strings")
-        opts = DecodeOptions(steps=steps, temperature=temperature, confidence=confidence, seed=seed)
-        opts.validate()
-        t0 = time.perf_counter()
-        canvas = build_canvas(self.tokenizer, prefix, suffix, max_tokens, self.context_tokens, heal)
-        t1 = time.perf_counter()
-        with self._lock:
-            result = reference_infill(self.model, self.tokenizer, canvas, opts, cancel, callback)
-        result.timings["tokenize_ms"] = (t1 - t0) * 1000
-        result.timings["total_ms"] = (time.perf_counter() - t0) * 1000
-        return result
+        """Fill the span between ``prefix`` and ``suffix`` with at most ``max_tokens`` tokens.
 
-    def infill_batch(self, requests: Sequence[InfillRequest], **kwargs) -> list[InfillResult]:
-        return [self.infill(r.prefix, r.suffix, r.max_tokens, **kwargs) for r in requests]
+        ``sampler="reference"``: the uncached ground truth (``steps`` steps, default one token
+        per step). ``sampler="fast"``: the scheduled, KV-cached, threshold-parallel sampler
+        configured by ``preset`` (fast | balanced | quality), with optional overrides
+        (``threshold``, ``block_size``, ``cache``; ``steps`` then means steps per block and
+        switches to the fixed-count schedule).
+        """
+        return self.infill_batch([InfillRequest(prefix, suffix, max_tokens)], sampler=sampler,
+                                 preset=preset, steps=steps, temperature=temperature,
+                                 confidence=confidence, seed=seed, heal=heal, threshold=threshold,
+                                 block_size=block_size, cache=cache, cancel=cancel, callback=callback)[0]
+
+    def infill_batch(self, requests: Sequence[InfillRequest], *, sampler: str = "reference",
+                     preset: str = "balanced", steps: int | None = None, temperature: float = 0.0,
+                     confidence: str = "max_prob", seed: int | None = None, heal: bool = True,
+                     threshold: float | None = None, block_size: int | None = None,
+                     cache: str | None = None, cancel: CancelToken | None = None,
+                     callback: Callable[[StepEvent], None] | None = None) -> list[InfillResult]:
+        """Several infills; with the fast sampler they share every denoising step's forwards."""
+        if sampler not in SAMPLERS:
+            raise InvalidRequestError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
+        for r in requests:
+            if not isinstance(r.prefix, str) or not isinstance(r.suffix, str):
+                raise InvalidRequestError("prefix and suffix must be strings")
+        t0 = time.perf_counter()
+        canvases = [build_canvas(self.tokenizer, r.prefix, r.suffix, r.max_tokens, self.context_tokens, heal)
+                    for r in requests]
+        t1 = time.perf_counter()
+        if sampler == "reference":
+            opts = DecodeOptions(steps=steps, temperature=temperature, confidence=confidence, seed=seed)
+            opts.validate()
+            results = []
+            for canvas in canvases:
+                with self._lock:
+                    results.append(reference_infill(self.model, self.tokenizer, canvas, opts, cancel, callback))
+        else:
+            fast: FastOptions = preset_options(
+                preset, temperature=temperature, confidence=confidence, seed=seed, threshold=threshold,
+                block_size=block_size, cache=cache)
+            if steps is not None:  # a fixed-count schedule: ``steps`` steps per block
+                fast = FastOptions(**{**fast.__dict__, "threshold": None, "steps_per_block": steps})
+                fast.validate()
+            futures = [self.scheduler.submit(c, fast, cancel, callback) for c in canvases]
+            results = [f.result() for f in futures]
+        for r in results:
+            r.timings["tokenize_ms"] = (t1 - t0) * 1000 / max(1, len(requests))
+            r.timings["total_ms"] = (time.perf_counter() - t0) * 1000
+        return results

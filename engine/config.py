@@ -94,6 +94,11 @@ class ModelConfig:
                 return cls._from_llada_names(raw)
         except KeyError as exc:
             raise ConfigError(f"config.json of a {model_type!r} model lacks field {exc.args[0]!r}") from None
+        except ConfigError:
+            raise
+        except (TypeError, ValueError) as exc:  # e.g. "hidden_size": null or "abc"
+            raise ConfigError(f"config.json of a {model_type!r} model has a field of the wrong type "
+                              f"({exc})") from None
         raise ConfigError(
             f"unsupported model_type {model_type!r}; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
 
@@ -111,7 +116,7 @@ class ModelConfig:
             num_kv_heads=int(raw.get("num_key_value_heads") or heads),
             head_dim=int(raw.get("head_dim") or hidden // heads),
             max_position_embeddings=int(raw.get("max_position_embeddings", 4096)),
-            rope_theta=float(raw.get("rope_theta", 10000.0)),
+            rope_theta=_rope_theta(raw),
             rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)),
             qkv_bias=bool(raw.get("attention_bias", raw.get("qkv_bias", qkv_bias_default))),
             tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
@@ -139,7 +144,7 @@ class ModelConfig:
             num_kv_heads=int(raw.get("n_kv_heads") or heads),
             head_dim=hidden // heads,
             max_position_embeddings=int(raw.get("max_sequence_length", 4096)),
-            rope_theta=float(raw.get("rope_theta", 10000.0)),
+            rope_theta=_rope_theta(raw),
             rms_norm_eps=float(raw.get("rms_norm_eps", 1e-5)),
             qkv_bias=bool(raw.get("include_qkv_bias", raw.get("include_bias", False))),
             tie_word_embeddings=bool(raw.get("weight_tying", False)),
@@ -178,6 +183,21 @@ class ModelConfig:
 
     def replace(self, **changes: Any) -> ModelConfig:
         return dataclasses.replace(self, **changes)
+
+
+def _rope_theta(raw: dict[str, Any]) -> float:
+    """``rope_theta`` at the top level (transformers 4.x) or in ``rope_parameters`` (5.x).
+
+    Scaled RoPE variants (linear, dynamic, yarn, llama3, ...) are refused rather than run as
+    plain RoPE, which would give silently wrong logits on long contexts.
+    """
+    params = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
+    if not isinstance(params, dict):
+        raise ConfigError(f"rope_parameters/rope_scaling must be an object, got {params!r}")
+    rope_type = params.get("rope_type", params.get("type", "default"))
+    if rope_type not in (None, "default"):
+        raise ConfigError(f"RoPE scaling {rope_type!r} is not supported (only plain RoPE)")
+    return float(raw.get("rope_theta", params.get("rope_theta", 10000.0)))
 
 
 def _first_id(value: Any) -> int | None:

@@ -64,14 +64,23 @@ def _from_hub(repo_id: str) -> Path:
         pass
     except Exception as exc:  # pragma: no cover - depends on the cache layout
         raise CheckpointError(f"{repo_id}: cannot read from the local hub cache ({exc})") from None
-    if os.environ.get("HF_HUB_OFFLINE") == "1":
-        raise CheckpointError(f"{repo_id}: not in the local Hugging Face cache and HF_HUB_OFFLINE=1; "
-                              "download it on a connected machine or pass a local directory")
+    if _hub_offline():
+        raise CheckpointError(f"{repo_id}: no such local directory, and not in the local Hugging Face "
+                              "cache while offline (HF_HUB_OFFLINE is set); download it on a connected "
+                              "machine or pass a local model directory")
     try:
         return Path(snapshot_download(repo_id, allow_patterns=patterns))
     except Exception as exc:
-        raise CheckpointError(f"{repo_id}: not in the local Hugging Face cache and could not be "
-                              f"downloaded (offline?): {type(exc).__name__}: {exc}") from None
+        raise CheckpointError(f"{repo_id}: no such local directory, and not in the local Hugging Face "
+                              f"cache and could not be downloaded (offline?): {type(exc).__name__}: {exc}") from None
+
+
+def _hub_offline() -> bool:
+    """HF_HUB_OFFLINE as huggingface_hub reads it (1/ON/YES/TRUE), now or at its import."""
+    from huggingface_hub import constants
+
+    flags = (os.environ.get("HF_HUB_OFFLINE"), os.environ.get("TRANSFORMERS_OFFLINE"))
+    return any((v or "").upper() in {"1", "ON", "YES", "TRUE"} for v in flags) or bool(constants.HF_HUB_OFFLINE)
 
 
 def read_config(path: Path) -> ModelConfig:
@@ -184,6 +193,10 @@ def load_checkpoint(model: str | os.PathLike | None, dtype: torch.dtype,
     path = resolve_model_path(model)
     cfg = read_config(path)
     tokenizer = Tokenizer.from_dir(path, cfg)
+    n_ids = len(tokenizer.token_bytes)  # highest token id + 1, added tokens included
+    if n_ids > cfg.vocab_size:
+        raise CheckpointError(f"{path}: tokenizer.json has token ids up to {n_ids - 1} but the model has "
+                              f"only {cfg.vocab_size} embeddings (a tokenizer of another model?)")
     state = remap_state_dict(read_state_dict(path), cfg)
     net = build_model(cfg, state, dtype, device)
     return LoadedModel(net, tokenizer, cfg, path)

@@ -12,8 +12,8 @@ well-formed:
 * **boundary healing** — the span's first token must start with the bytes of the prefix token
   removed at the cursor (see engine/canvas.py).
 
-The primitives (``predict``, ``eligible_confidence``, ``commit_count``) are shared with the fast
-sampler so both decide identically given the same logits.
+The primitives (``predict``, ``eligible_confidence``, ``commit_count``, ``choose_commits``) are
+shared with the fast sampler so both decide identically given the same logits.
 """
 
 from __future__ import annotations
@@ -112,6 +112,29 @@ def commit_count(undecided: int, steps_left: int) -> int:
     return max(1, math.ceil(undecided / max(1, steps_left)))
 
 
+def choose_commits(token: Tensor, conf: Tensor, offsets: Tensor, k: int, stop_ids: Tensor) -> Tensor:
+    """Indices into ``offsets`` [N] of the positions to commit this step (at most ``k``, >= 1).
+
+    The ``k`` most confident eligible predictions. When fewer than ``k`` are eligible (the rest
+    predict a stop token right of undecided content), the leftmost position not chosen is added
+    if it predicts a stop: everything left of it is committed in this step, so it may end the
+    span, and the step still decides what the schedule asked for (the last step decides all).
+    """
+    k = min(k, offsets.numel())
+    chosen = conf.topk(k).indices  # [k]
+    chosen = chosen[torch.isfinite(conf[chosen])]
+    if chosen.numel() == 0:  # cannot happen while the leftmost is eligible; stay safe
+        return offsets.argmin()[None]
+    if chosen.numel() < k:
+        rest = torch.ones_like(offsets, dtype=torch.bool)
+        rest[chosen] = False
+        idx = rest.nonzero().flatten()
+        first = idx[offsets[idx].argmin()]
+        if bool(torch.isin(token[first], stop_ids)):
+            chosen = torch.cat([chosen, first[None]])
+    return chosen
+
+
 def make_generator(seed: int | None, device: torch.device) -> torch.Generator:
     g = torch.Generator(device=device)
     g.manual_seed(0 if seed is None else seed)
@@ -143,12 +166,9 @@ def reference_infill(model: Transformer, tok: Tokenizer, canvas: Canvas, opts: D
         offsets = (~decided).nonzero().flatten()  # [N]
         lg = constrain_logits(logits[offsets], offsets, tok, canvas.heal_bytes)  # [N, V]
         token, conf = predict(lg, opts.temperature, opts.confidence, gen)  # [N], [N]
-        conf = eligible_confidence(token, conf, offsets, stop_ids)
-        k = min(commit_count(offsets.numel(), total_steps - step), offsets.numel())
-        chosen = conf.topk(k).indices  # [k]
-        chosen = chosen[torch.isfinite(conf[chosen])]
-        if chosen.numel() == 0:  # only stop tokens right of content: take the leftmost
-            chosen = offsets.argmin()[None]
+        eligible = eligible_confidence(token, conf, offsets, stop_ids)  # [N]
+        k = commit_count(offsets.numel(), total_steps - step)
+        chosen = choose_commits(token, eligible, offsets, k, stop_ids)  # [<=k]
         pos = offsets[chosen]
         x[0, start + pos] = token[chosen]
         decided[pos] = True

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-
-from engine.errors import EngineError
 
 
 class UsageError(Exception):
@@ -34,10 +33,12 @@ def _add_infill(sub: argparse._SubParsersAction) -> None:
 
 
 def split_at(text: str, line: int, col: int) -> tuple[str, str]:
-    """Split ``text`` at a 1-based (line, column); a column past the line's end is refused."""
-    lines = text.splitlines(keepends=True) or [""]
-    if text.endswith("\n") or not text:
-        lines.append("")
+    """Split ``text`` at a 1-based (line, column); a column past the line's end is refused.
+
+    Lines end at ``\n``, ``\r\n`` or ``\r`` only, as in editors and LSP (not at the form feeds
+    and other separators ``str.splitlines`` also breaks on).
+    """
+    lines = re.split(r"(?<=\n)|(?<=\r)(?!\n)", text)
     if not 1 <= line <= len(lines):
         raise UsageError(f"--line {line} is outside the file (1..{len(lines)})")
     body = lines[line - 1].rstrip("\r\n")
@@ -101,11 +102,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (UsageError, EngineError) as exc:
+    except UsageError as exc:
         print(f"mercury-lsp {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        # The engine (and torch) is imported only by commands that need it: `serve` answers
+        # `initialize` before the model's imports are done.
+        engine_errors = sys.modules.get("engine.errors")
+        if engine_errors is not None and isinstance(exc, engine_errors.EngineError):
+            print(f"mercury-lsp {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+        raise
 
 
 if __name__ == "__main__":

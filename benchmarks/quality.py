@@ -1,0 +1,465 @@
+"""HumanEval-infilling quality: pass@1 and exact match of the engine's infills.
+
+    python -m benchmarks.quality [--model DIR] [--benchmarks single-line,multi-line,random-span-light]
+        [--limit N] [--seed S] [--max-tokens N] [--steps-grid 8,16,32] [--decode key=value ...]
+        [--out benchmarks/results/quality.json] [--canonical]
+        [--data-dir DIR] [--timeout S] [--workers N] [--device auto] [--dtype auto]
+
+For every task the engine fills ``prompt`` .. ``suffix`` (greedy by default) with at most
+``--max-tokens`` tokens (default per benchmark: single-line 48, the others 128); the completion
+is executed in the sandbox of :mod:`benchmarks.humaneval` and compared with the canonical
+solution. ``--limit N`` keeps N tasks per benchmark evenly spaced over the file (indices
+``i * n // N``; deterministic, no seed involved). ``--seed`` is the decoding seed (it matters only
+with ``--decode temperature=...`` > 0). ``--decode key=value`` passes any keyword through to
+``engine.infill`` (values parsed as JSON when they parse: ``steps=16``, ``temperature=0.2``,
+``sampler=fast``, ``heal=false``). ``--steps-grid`` re-runs generation with ``steps=`` each value
+and plots pass@1 against denoising steps (``<out stem>.steps.png``). ``--canonical`` runs no
+model and executes ``canonical_solution``: the harness's self-check, which must score 100% on
+all 8,652 tasks (``--benchmarks all``); the exit status is 1 when it does not.
+
+Generation is timed per call after one untimed warm-up infill; tok/s = generated tokens (stop
+tokens excluded) / summed wall time of the ``engine.infill`` calls.
+
+Writes ``--out`` (summary JSON) and ``<out stem>.tasks.jsonl`` (one line per task and run: status,
+detail, exact match, completion). Progress goes to stderr; stdout gets a table and, last, exactly
+one JSON line of headline figures: ``{"single_line_pass@1": ..., "single_line_exact": ..., ...}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import inspect
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from benchmarks import humaneval
+from benchmarks.humaneval import (
+    REPO_ROOT,
+    DataUnavailableError,
+    Problem,
+    TaskOutcome,
+    exact_match,
+    pass_at_1,
+)
+
+DEFAULT_BENCHMARKS = "single-line,multi-line,random-span-light"
+DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "quality.json"
+DEFAULT_MAX_TOKENS = MappingProxyType({
+    "single-line": 48, "multi-line": 128, "random-span": 128, "random-span-light": 128,
+})
+RESERVED_DECODE_KEYS = ("prefix", "suffix", "max_tokens")  # set by the harness itself
+PROGRESS_EVERY_S = 10.0
+
+
+class UsageError(Exception):
+    """A command-line mistake: printed without a traceback, exit status 2."""
+
+
+# ---------------------------------------------------------------------------- arguments
+def parse_decode(items: Sequence[str]) -> dict[str, object]:
+    """``["steps=16", "sampler=fast"]`` -> ``{"steps": 16, "sampler": "fast"}``.
+
+    Values are JSON when they parse as JSON (numbers, true/false/null, quoted strings);
+    ``True``/``False``/``None`` are accepted too; anything else stays a string.
+    """
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--decode expects key=value with a keyword name, got {item!r}")
+        if key in RESERVED_DECODE_KEYS:
+            raise UsageError(f"--decode {key}=... is set by the harness (use --max-tokens for max_tokens)")
+        python_words = {"True": True, "False": False, "None": None}
+        if raw in python_words:
+            value: object = python_words[raw]
+        else:
+            try:
+                value = json.loads(raw)
+            except json.JSONDecodeError:
+                value = raw
+        out[key] = value
+    return out
+
+
+def parse_steps_grid(spec: str | None) -> list[int]:
+    if not spec:
+        return []
+    try:
+        steps = [int(s) for s in spec.split(",") if s.strip()]
+    except ValueError:
+        raise UsageError(f"--steps-grid expects comma-separated integers, got {spec!r}") from None
+    if not steps or any(s <= 0 for s in steps):
+        raise UsageError(f"--steps-grid expects positive integers, got {spec!r}")
+    return sorted(set(steps))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.quality",
+                                description="HumanEval-infilling pass@1 and exact match of the engine.")
+    p.add_argument("--model", default=None, help="model directory or hub id (default: the embedded model)")
+    p.add_argument("--benchmarks", default=DEFAULT_BENCHMARKS,
+                   help=f"comma-separated: {', '.join(humaneval.BENCHMARK_FILES)}, or 'all' "
+                        f"(default: {DEFAULT_BENCHMARKS})")
+    p.add_argument("--limit", type=int, default=None,
+                   help="N tasks per benchmark, evenly spaced over the file (deterministic)")
+    p.add_argument("--seed", type=int, default=0, help="decoding seed passed to engine.infill (default 0)")
+    p.add_argument("--max-tokens", type=int, default=None,
+                   help="span budget for every benchmark (default: single-line 48, others 128)")
+    p.add_argument("--steps-grid", default=None, metavar="S1,S2,...",
+                   help="also run with steps=S for each value and plot pass@1 against steps")
+    p.add_argument("--decode", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                   help="extra keyword arguments of engine.infill (e.g. steps=16 sampler=fast)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help="summary JSON; per-task lines go to <stem>.tasks.jsonl, the plot to <stem>.steps.png")
+    p.add_argument("--canonical", action="store_true",
+                   help="no model: execute canonical_solution (self-check, must score 100%%)")
+    p.add_argument("--data-dir", default=None,
+                   help=f"directory of the HumanEval-infilling files (default: ${humaneval.ENV_DATA_DIR} "
+                        f"or {humaneval.DEFAULT_DATA_DIR})")
+    p.add_argument("--timeout", type=float, default=humaneval.DEFAULT_TIMEOUT_S,
+                   help="wall-clock seconds per task (default 3, as upstream)")
+    p.add_argument("--workers", type=int, default=None, help="parallel sandboxes (default: CPU count)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default="auto")
+    return p
+
+
+# ---------------------------------------------------------------------------- generation
+@dataclass
+class Generation:
+    completions: list[str]
+    records: list[dict]  # per task: tokens, steps, forwards, ms, stop_reason, trimmed, error
+    stats: dict
+
+
+def check_decode_kwargs(engine, decode: dict[str, object]) -> None:
+    """Refuse keywords ``engine.infill`` does not take, before spending any time."""
+    params = inspect.signature(engine.infill).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = [k for k in decode if k not in params]
+    if unknown:
+        accepted = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        raise UsageError(f"engine.infill does not accept {', '.join(unknown)} "
+                         f"(keyword options it takes: {', '.join(accepted)})")
+
+
+def generate(engine, problems: Sequence[Problem], max_tokens: int, decode: dict[str, object],
+             label: str) -> Generation:
+    from engine.errors import EngineError
+
+    completions, records = [], []
+    tokens = steps = forwards = 0
+    seconds = 0.0
+    stops: Counter[str] = Counter()
+    trimmed = errors = 0
+    last_report = time.monotonic()
+    for i, prob in enumerate(problems):
+        t0 = time.perf_counter()
+        try:
+            r = engine.infill(prob.prompt, prob.suffix, max_tokens, **decode)
+        except EngineError as exc:
+            dt = time.perf_counter() - t0
+            seconds += dt
+            errors += 1
+            completions.append("")
+            records.append({"error": f"{type(exc).__name__}: {exc}", "ms": round(dt * 1000, 2)})
+            continue
+        dt = time.perf_counter() - t0
+        seconds += dt
+        completions.append(r.text)
+        tokens += len(r.token_ids)
+        steps += r.steps
+        forwards += r.forwards
+        stops[r.stop_reason] += 1
+        trimmed += int(r.trimmed)
+        records.append({"tokens": len(r.token_ids), "steps": r.steps, "forwards": r.forwards,
+                        "stop_reason": r.stop_reason, "trimmed": r.trimmed, "ms": round(dt * 1000, 2)})
+        if time.monotonic() - last_report >= PROGRESS_EVERY_S:
+            last_report = time.monotonic()
+            print(f"[quality] {label}: generated {i + 1}/{len(problems)} ({tokens / seconds:.1f} tok/s)",
+                  file=sys.stderr, flush=True)
+    n_ok = max(1, len(problems) - errors)
+    stats = {
+        "seconds": round(seconds, 3),
+        "tokens": tokens,
+        "tokens_per_s": round(tokens / seconds, 2) if seconds > 0 else None,
+        "mean_latency_ms": round(seconds * 1000 / max(1, len(problems)), 2),
+        "mean_tokens": round(tokens / n_ok, 2),
+        "mean_steps": round(steps / n_ok, 2),
+        "mean_forwards": round(forwards / n_ok, 2),
+        "trimmed": trimmed,
+        "stop_reasons": dict(stops),
+        "errors": errors,
+    }
+    return Generation(completions, records, stats)
+
+
+# ---------------------------------------------------------------------------- one run
+def evaluate(problems: Sequence[Problem], completions: Sequence[str], args: argparse.Namespace,
+             label: str) -> tuple[list[TaskOutcome], float]:
+    last = [time.monotonic()]
+
+    def progress(done: int, total: int) -> None:
+        if time.monotonic() - last[0] >= PROGRESS_EVERY_S or done == total:
+            last[0] = time.monotonic()
+            print(f"[quality] {label}: executed {done}/{total}", file=sys.stderr, flush=True)
+
+    t0 = time.perf_counter()
+    outcomes = humaneval.run_tasks(problems, completions, timeout=args.timeout, workers=args.workers,
+                                   progress=progress)
+    return outcomes, time.perf_counter() - t0
+
+
+def run_config(engine, suites: dict[str, list[Problem]], args: argparse.Namespace,
+               decode: dict[str, object], run: str, task_lines: list[dict]) -> dict[str, dict]:
+    """Generate (or take canonical solutions), execute and score every benchmark once."""
+    summary = {}
+    for name, problems in suites.items():
+        label = f"{run}/{name}"
+        max_tokens = args.max_tokens or DEFAULT_MAX_TOKENS[name]
+        if engine is None:
+            gen = Generation([p.canonical_solution for p in problems], [{} for _ in problems], {})
+        else:
+            gen = generate(engine, problems, max_tokens, decode, label)
+        outcomes, exec_s = evaluate(problems, gen.completions, args, label)
+        exact = [exact_match(c, p.canonical_solution) for c, p in zip(gen.completions, problems, strict=True)]
+        statuses = Counter(o.status for o in outcomes)
+        summary[name] = {
+            "tasks": len(problems),
+            "of": humaneval.BENCHMARK_SIZES.get(name),
+            "passed": statuses["passed"],
+            "pass@1": round(pass_at_1(outcomes), 6),
+            "exact_match": round(sum(exact) / len(exact), 6) if exact else 0.0,
+            "statuses": {s: statuses[s] for s in humaneval.STATUSES},
+            "max_tokens": None if engine is None else max_tokens,
+            "generation": gen.stats or None,
+            "execution_s": round(exec_s, 3),
+            "slowest_task_s": max((o.seconds for o in outcomes), default=0.0),
+        }
+        for prob, completion, outcome, em, rec in zip(problems, gen.completions, outcomes, exact, gen.records,
+                                                      strict=True):
+            task_lines.append({"run": run, "benchmark": name, "task_id": prob.task_id, "status": outcome.status,
+                               "passed": outcome.passed, "exact": em, "detail": outcome.detail,
+                               "exec_s": outcome.seconds, **rec, "completion": completion})
+    return summary
+
+
+# ---------------------------------------------------------------------------- output
+def headline(summary: dict[str, dict]) -> dict[str, float]:
+    out = {}
+    for name, s in summary.items():
+        key = name.replace("-", "_")
+        out[f"{key}_pass@1"] = round(s["pass@1"], 4)
+        out[f"{key}_exact"] = round(s["exact_match"], 4)
+    return out
+
+
+def format_table(title: str, summary: dict[str, dict]) -> str:
+    head = (f"{'benchmark':<18}{'tasks':>7}{'pass@1':>9}{'exact':>9}{'failed':>8}{'timeout':>8}"
+            f"{'error':>7}{'tok/s':>9}{'gen s':>9}{'exec s':>9}")
+    lines = [title, head, "-" * len(head)]
+    for name, s in summary.items():
+        gen = s["generation"] or {}
+        tps = gen.get("tokens_per_s")
+        lines.append(
+            f"{name:<18}{s['tasks']:>7}{s['pass@1'] * 100:>8.1f}%{s['exact_match'] * 100:>8.1f}%"
+            f"{s['statuses']['failed']:>8}{s['statuses']['timeout']:>8}{s['statuses']['error']:>7}"
+            f"{(f'{tps:.1f}' if tps is not None else '-'):>9}"
+            f"{(format(gen['seconds'], '.1f') if gen else '-'):>9}{s['execution_s']:>9.1f}")
+    return "\n".join(lines)
+
+
+def plot_steps(path: Path, grid: list[dict], names: list[str], title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [g["steps"] for g in grid]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    for i, name in enumerate(names):
+        color = f"C{i}"
+        n = grid[0]["benchmarks"][name]["tasks"]
+        ax.plot(steps, [g["benchmarks"][name]["pass@1"] * 100 for g in grid], "o-", color=color,
+                label=f"{name} pass@1 (n={n})")
+        ax.plot(steps, [g["benchmarks"][name]["exact_match"] * 100 for g in grid], "x:", color=color,
+                alpha=0.7, label=f"{name} exact")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(steps, [str(s) for s in steps])
+    ax.set_xlabel("denoising steps")
+    ax.set_ylim(-2, 102)
+    ax.set_ylabel("% of tasks")
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    tmp = path.with_name(path.name + ".tmp")
+    fig.savefig(tmp, format="png")
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def git_state() -> dict[str, object]:
+    def git(*cmd: str) -> str | None:
+        try:
+            r = subprocess.run(["git", *cmd], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+# ---------------------------------------------------------------------------- main
+def run(args: argparse.Namespace) -> int:
+    t_start = time.perf_counter()
+    try:
+        names = humaneval.parse_benchmarks(args.benchmarks)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.limit is not None and args.limit <= 0:
+        raise UsageError(f"--limit must be positive, got {args.limit}")
+    if args.max_tokens is not None and args.max_tokens <= 0:
+        raise UsageError(f"--max-tokens must be positive, got {args.max_tokens}")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    if args.workers is not None and args.workers <= 0:
+        raise UsageError(f"--workers must be positive, got {args.workers}")
+    decode = parse_decode(args.decode)
+    grid = parse_steps_grid(args.steps_grid)
+    if args.canonical and (grid or decode):
+        raise UsageError("--canonical runs no model: --steps-grid and --decode do not apply")
+    if not args.canonical:
+        decode.setdefault("seed", args.seed)
+
+    data_dir = humaneval.resolve_data_dir(args.data_dir)
+    suites = {n: humaneval.take_subset(humaneval.load_benchmark(n, data_dir), args.limit) for n in names}
+
+    engine, model_info, load_s, warmup_s = None, None, 0.0, 0.0
+    if not args.canonical:
+        from engine import Engine
+
+        t0 = time.perf_counter()
+        engine = Engine.load(args.model, device=args.device, dtype=args.dtype)
+        load_s = time.perf_counter() - t0
+        check_decode_kwargs(engine, decode)
+        first = next(p for probs in suites.values() for p in probs)
+        t0 = time.perf_counter()
+        engine.infill(first.prompt, first.suffix, 8, **decode)  # warm-up: one-time costs stay out of tok/s
+        warmup_s = time.perf_counter() - t0
+        import torch
+
+        model_info = {"requested": args.model, "path": str(engine.path) if engine.path else None,
+                      "model_type": engine.config.model_type, "device": str(engine.device),
+                      "dtype": str(engine.dtype).removeprefix("torch."),
+                      "context_tokens": engine.context_tokens, "torch": torch.__version__,
+                      "torch_threads": torch.get_num_threads()}
+        print(f"[quality] loaded {model_info['path']} on {model_info['device']} "
+              f"({model_info['dtype']}) in {load_s:.1f}s", file=sys.stderr, flush=True)
+
+    task_lines: list[dict] = []
+    main_run = "canonical" if args.canonical else "main"
+    summary = run_config(engine, suites, args, decode, main_run, task_lines)
+
+    grid_results = []
+    for s in grid:
+        if decode.get("steps") == s:
+            grid_summary = summary
+        else:
+            grid_summary = run_config(engine, suites, args, {**decode, "steps": s}, f"steps={s}", task_lines)
+        grid_results.append({"steps": s, "benchmarks": grid_summary})
+
+    out: Path = args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tasks_path = out.with_name(out.stem + ".tasks.jsonl")
+    plot_path = out.with_name(out.stem + ".steps.png") if grid_results else None
+    title = "canonical solutions" if engine is None else f"model {model_info['path'] or args.model}"
+    if plot_path is not None:
+        plot_steps(plot_path, grid_results, names,
+                   f"HumanEval infilling vs denoising steps — {title}")
+
+    figures = headline(summary)
+    result = {
+        "benchmark": "humaneval-infilling",
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "git": git_state(),
+        "command": ["python", "-m", "benchmarks.quality", *(args.argv or [])],
+        "mode": "canonical" if args.canonical else "model",
+        "model": model_info,
+        "decode": None if args.canonical else decode,
+        "max_tokens": None if args.canonical else {n: args.max_tokens or DEFAULT_MAX_TOKENS[n] for n in names},
+        "data_dir": str(data_dir),
+        "subset": None if args.limit is None else f"{args.limit} per benchmark, evenly spaced (i * n // limit)",
+        "sandbox": {"timeout_s": args.timeout, "workers": args.workers or os.cpu_count(),
+                    "memory_bytes": humaneval.DEFAULT_MEMORY_BYTES, "python": platform.python_version()},
+        "benchmarks": summary,
+        "steps_grid": grid_results or None,
+        "headline": figures,
+        "files": {"tasks": tasks_path.name, "plot": plot_path.name if plot_path else None},
+        "timings_s": {"load": round(load_s, 3), "warmup": round(warmup_s, 3), "total": round(time.perf_counter() - t_start, 3)},
+    }
+    write_atomic(tasks_path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in task_lines))
+    write_atomic(out, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+
+    print(format_table(f"HumanEval infilling — {title}", summary))
+    for g in grid_results:
+        print()
+        print(format_table(f"steps={g['steps']}", g["benchmarks"]))
+    print(f"\nwrote {out}, {tasks_path}" + (f", {plot_path}" if plot_path else ""))
+    status = 0
+    if args.canonical:
+        bad = [t for t in task_lines if not t["passed"]]
+        if bad:
+            status = 1
+            print(f"[quality] SELF-CHECK FAILED: {len(bad)} canonical solution(s) did not pass, e.g. "
+                  + "; ".join(f"{t['task_id']}: {t['status']} {t['detail']}" for t in bad[:5]),
+                  file=sys.stderr)
+    print(json.dumps(figures))
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
+    args.argv = argv
+    try:
+        return run(args)
+    except UsageError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except DataUnavailableError as exc:
+        print(f"benchmarks.quality: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        errors = sys.modules.get("engine.errors")  # loaded only when the engine was in play
+        if errors is not None and isinstance(exc, errors.EngineError):
+            print(f"benchmarks.quality: error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

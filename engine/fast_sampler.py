@@ -1,0 +1,364 @@
+"""The fast infill sampler: dual KV cache, confidence-threshold parallel unmasking, block-wise
+span growth, and batched steps over requests in different phases.
+
+How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
+
+* The span starts at ``initial_span`` masks (not ``max_tokens``) and is decoded **block by
+  block**, left to right. When every block is decided and no stop token (padding/EOS) ended
+  the span, it **grows** by another block, up to ``max_tokens``: short completions stay cheap,
+  long ones remain possible.
+* At the start of a block the whole canvas runs once (a *full* step) and the keys/values of
+  every position outside the block — prefix, earlier blocks, later masks, suffix — are kept
+  (the **dual cache**). The following steps recompute only the block's positions, attending to
+  the cached context. ``refresh_every=N`` forces a full step every N steps; ``cache="none"``
+  makes every step a full step (the exact, uncached path).
+* Each step commits every undecided block position whose confidence is ``>= threshold`` (at
+  least one: the most confident), or — with ``threshold=None`` — a fixed count that spreads
+  the block over ``steps_per_block`` steps.
+* The padding-order and boundary-healing rules are the reference sampler's, through the same
+  primitives (engine/sampler.py), so at temperature 0 with one token per step, no cache, no
+  blocks and no growth, this sampler reproduces the reference exactly.
+
+Batching: ``FastDecoder.step(states)`` advances any set of requests by one step, grouping the
+full steps into one padded forward and the block steps into another (padded queries and
+padded cached context, hidden by key masks).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from engine.canvas import Canvas, span_text
+from engine.errors import CancelledError, InvalidRequestError
+from engine.kernels import fused_lm_head_confidence
+from engine.model import KV, Transformer
+from engine.sampler import (
+    CONFIDENCE_KINDS,
+    choose_commits,
+    commit_count,
+    constrain_logits,
+    eligible_confidence,
+    make_generator,
+    predict,
+)
+from engine.tokenizer import Tokenizer
+from engine.types import CancelToken, InfillResult, StepEvent
+
+CACHE_MODES = ("dual", "none")
+
+
+@dataclass(frozen=True)
+class FastOptions:
+    block_size: int = 16
+    threshold: float | None = 0.9  # None: fixed count per step (steps_per_block)
+    steps_per_block: int | None = None  # fixed-count schedule; None = one token per step
+    cache: str = "dual"
+    refresh_every: int = 0  # 0: refresh the cache only when a block starts
+    initial_span: int | None = 32  # None: the whole max_tokens span from the start
+    temperature: float = 0.0
+    confidence: str = "max_prob"
+    seed: int | None = None
+
+    def validate(self) -> None:
+        if not isinstance(self.block_size, int) or self.block_size <= 0:
+            raise InvalidRequestError(f"block_size must be a positive integer, got {self.block_size!r}")
+        if self.threshold is not None and not (0.0 < self.threshold <= 1.0):
+            raise InvalidRequestError(f"threshold must be in (0, 1], got {self.threshold!r}")
+        if self.steps_per_block is not None and self.steps_per_block <= 0:
+            raise InvalidRequestError(f"steps_per_block must be positive, got {self.steps_per_block!r}")
+        if self.cache not in CACHE_MODES:
+            raise InvalidRequestError(f"cache must be one of {', '.join(CACHE_MODES)}, got {self.cache!r}")
+        if self.refresh_every < 0:
+            raise InvalidRequestError(f"refresh_every must be >= 0, got {self.refresh_every!r}")
+        if self.initial_span is not None and self.initial_span <= 0:
+            raise InvalidRequestError(f"initial_span must be positive, got {self.initial_span!r}")
+        if self.confidence not in CONFIDENCE_KINDS:
+            raise InvalidRequestError(f"confidence must be one of {', '.join(CONFIDENCE_KINDS)}")
+        if not (math.isfinite(self.temperature) and self.temperature >= 0):
+            raise InvalidRequestError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
+
+
+# The user's speed/quality knob.
+PRESETS: dict[str, FastOptions] = {
+    "fast": FastOptions(block_size=16, threshold=0.7, initial_span=16),
+    "balanced": FastOptions(block_size=16, threshold=0.9, initial_span=32),
+    "quality": FastOptions(block_size=8, threshold=0.97, initial_span=32, refresh_every=4),
+}
+
+
+def preset_options(name: str, **overrides) -> FastOptions:
+    if name not in PRESETS:
+        raise InvalidRequestError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    opts = replace(PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
+    opts.validate()
+    return opts
+
+
+@dataclass
+class DecodeState:
+    """One request in flight. Positions: canvas = prefix | span | suffix."""
+    canvas: Canvas
+    opts: FastOptions
+    max_span: int
+    ids: Tensor  # [L] current canvas
+    span_len: int
+    decided: Tensor  # [span_len] bool
+    conf: Tensor  # [span_len] float
+    generator: torch.Generator
+    cancel: CancelToken | None = None
+    callback: Callable[[StepEvent], None] | None = None
+    block_start: int = 0
+    ctx_kv: list[KV] | None = None  # per layer, context keys/values for the current block
+    steps_since_full: int = 0
+    steps: int = 0
+    forwards: int = 0
+    block_steps: int = 0
+    done: bool = False
+    stopped: bool = False
+    error: Exception | None = None  # set (and done) when cancelled or past its deadline
+    t0: float = field(default_factory=time.perf_counter)
+
+    @property
+    def start(self) -> int:
+        return len(self.canvas.prefix_ids)
+
+    @property
+    def block_end(self) -> int:
+        return min(self.span_len, self.block_start + self.opts.block_size)
+
+    def needs_full(self) -> bool:
+        return (self.ctx_kv is None or self.opts.cache == "none"
+                or (self.opts.refresh_every > 0 and self.steps_since_full >= self.opts.refresh_every))
+
+    def query_window(self, shift: bool) -> tuple[int, int]:
+        """Canvas positions whose outputs decide the block (one earlier when logits shift)."""
+        lo = self.start + self.block_start - (1 if shift else 0)
+        return max(0, lo), self.start + self.block_end - (1 if shift else 0)
+
+
+class FastDecoder:
+    def __init__(self, model: Transformer, tok: Tokenizer) -> None:
+        self.model = model
+        self.tok = tok
+        self.shift = model.config.logits_shift
+        self.device = next(model.parameters()).device
+        self.stop_ids = torch.tensor(tok.stop_ids, device=self.device)
+
+    # ------------------------------------------------------------------ requests
+    def start(self, canvas: Canvas, opts: FastOptions, cancel: CancelToken | None = None,
+              callback: Callable[[StepEvent], None] | None = None) -> DecodeState:
+        opts.validate()
+        max_span = canvas.span_len
+        span = max_span if opts.initial_span is None else min(max_span, opts.initial_span + (
+            1 if canvas.heal_bytes else 0))
+        first = Canvas(canvas.prefix_ids, canvas.suffix_ids, span, canvas.heal_bytes, canvas.trimmed)
+        ids = torch.tensor(first.ids(self.tok.mask_id), device=self.device)
+        return DecodeState(canvas=first, opts=opts, max_span=max_span, ids=ids, span_len=span,
+                           decided=torch.zeros(span, dtype=torch.bool, device=self.device),
+                           conf=torch.zeros(span, device=self.device),
+                           generator=make_generator(opts.seed, self.device), cancel=cancel,
+                           callback=callback)
+
+    @torch.inference_mode()
+    def run(self, states: list[DecodeState]) -> list[InfillResult]:
+        """Decode the states to the end, batching their steps; results in order."""
+        active = list(states)
+        while active:
+            self.step(active)
+            active = [s for s in active if not s.done]
+        for s in states:
+            if s.error is not None:
+                raise s.error
+        return [self.result(s) for s in states]
+
+    # ------------------------------------------------------------------ one step
+    @torch.inference_mode()
+    def step(self, states: list[DecodeState]) -> None:
+        """Advance every state by one denoising step.
+
+        Cancel tokens and deadlines are checked first: a cancelled state is finished with
+        ``error`` set and costs no compute from this step on.
+        """
+        live = []
+        for s in states:
+            if s.done:
+                continue
+            if s.cancel is not None:
+                try:
+                    s.cancel.check()
+                except CancelledError as exc:
+                    s.error, s.done = exc, True
+                    continue
+            live.append(s)
+        full = [s for s in live if s.needs_full()]
+        cached = [s for s in live if not s.needs_full()]
+        if full:
+            self._full_step(full)
+        if cached:
+            self._cached_step(cached)
+
+    def _full_step(self, states: list[DecodeState]) -> None:
+        lengths = [int(s.ids.numel()) for s in states]
+        L = max(lengths)
+        batch = torch.full((len(states), L), self.tok.pad_id, dtype=torch.long, device=self.device)
+        key_mask = torch.zeros(len(states), L, dtype=torch.bool, device=self.device)
+        for i, s in enumerate(states):
+            batch[i, : lengths[i]] = s.ids
+            key_mask[i, : lengths[i]] = True
+        want_kv = any(s.opts.cache == "dual" for s in states)
+        hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
+                                               return_kv=want_kv)  # [B, L, D]
+        for i, s in enumerate(states):
+            lo, hi = s.query_window(self.shift)
+            s.forwards += 1
+            s.steps_since_full = 0
+            if s.opts.cache == "dual" and kv is not None:
+                keep = torch.ones(lengths[i], dtype=torch.bool, device=self.device)
+                keep[lo:hi] = False
+                s.ctx_kv = [(k[i:i + 1, :, : lengths[i]][:, :, keep], v[i:i + 1, :, : lengths[i]][:, :, keep])
+                            for k, v in kv]
+            if s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
+                logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
+                self._decide(s, logits=self._align(s, logits))
+            else:
+                self._decide(s, hidden=self._align(s, hidden[i, lo:hi]))
+
+    def _cached_step(self, states: list[DecodeState]) -> None:
+        windows = [s.query_window(self.shift) for s in states]
+        W = max(hi - lo for lo, hi in windows)
+        C = max(s.ctx_kv[0][0].shape[2] for s in states)
+        B = len(states)
+        q_ids = torch.full((B, W), self.tok.pad_id, dtype=torch.long, device=self.device)
+        q_pos = torch.zeros(B, W, dtype=torch.long, device=self.device)
+        q_mask = torch.zeros(B, W, dtype=torch.bool, device=self.device)
+        c_mask = torch.zeros(B, C, dtype=torch.bool, device=self.device)
+        for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True)):
+            q_ids[i, : hi - lo] = s.ids[lo:hi]
+            q_pos[i, : hi - lo] = torch.arange(lo, hi, device=self.device)
+            q_mask[i, : hi - lo] = True
+            c_mask[i, : s.ctx_kv[0][0].shape[2]] = True
+        ctx = []
+        for layer in range(len(states[0].ctx_kv)):
+            ks, vs = [], []
+            for s in states:
+                k, v = s.ctx_kv[layer]
+                pad = C - k.shape[2]
+                ks.append(F.pad(k, (0, 0, 0, pad)) if pad else k)
+                vs.append(F.pad(v, (0, 0, 0, pad)) if pad else v)
+            ctx.append((torch.cat(ks), torch.cat(vs)))  # [B, K, C, E]
+        uniform = bool(q_mask.all()) and bool(c_mask.all())
+        hidden, _ = self.model.forward_hidden(q_ids, q_pos, key_mask=None if uniform else q_mask,
+                                              ctx_kv=ctx, ctx_key_mask=None if uniform else c_mask)
+        for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True)):
+            s.forwards += 1
+            s.steps_since_full += 1
+            self._decide(s, hidden=self._align(s, hidden[i, : hi - lo]))
+
+    def _align(self, s: DecodeState, rows: Tensor) -> Tensor:
+        """Rows (hidden states or logits) of the query window [W, *] -> rows of the block."""
+        want = s.block_end - s.block_start
+        if self.shift and s.start + s.block_start == 0:  # the canvas' first position predicts itself
+            rows = torch.cat([rows[:1], rows], dim=0)
+        return rows[-want:] if rows.shape[0] >= want else rows
+
+    def _scores(self, s: DecodeState, offsets: Tensor, logits: Tensor | None,
+                hidden: Tensor | None) -> tuple[Tensor, Tensor]:
+        """(token [N], confidence [N]) for the undecided span ``offsets``.
+
+        On CUDA, greedy decoding without a healing constraint in view runs the fused LM-head +
+        confidence kernel (engine/kernels): the [N, V] logits are never written. Everywhere else
+        — and whenever the fused argmax lands on the mask token — logits are materialised,
+        constrained and scored by the reference primitives.
+        """
+        opts = s.opts
+        if (logits is None and hidden is not None and hidden.is_cuda and opts.temperature == 0
+                and not (s.canvas.heal_bytes and bool((offsets == 0).any()))):
+            out = fused_lm_head_confidence(hidden, self.model.output_embedding,
+                                           with_entropy=opts.confidence == "neg_entropy",
+                                           with_margin=opts.confidence == "margin")
+            if not bool((out.token == self.tok.mask_id).any()):
+                conf = {"max_prob": out.prob, "margin": out.margin,
+                        "neg_entropy": None if out.entropy is None else -out.entropy}[opts.confidence]
+                return out.token, conf
+        if logits is None:
+            logits = self.model.lm_head(hidden)  # [N, V]
+        lg = constrain_logits(logits, offsets, self.tok, s.canvas.heal_bytes)  # [N, V]
+        return predict(lg, opts.temperature, opts.confidence, s.generator)
+
+    # ------------------------------------------------------------------ decisions
+    def _decide(self, s: DecodeState, logits: Tensor | None = None, hidden: Tensor | None = None) -> None:
+        """Commit this step's tokens from block-aligned ``logits`` [block, V] or ``hidden`` [block, D]."""
+        opts = s.opts
+        b0, b1 = s.block_start, s.block_end
+        undecided = (~s.decided[b0:b1]).nonzero().flatten()  # block-relative [N]
+        offsets = undecided + b0  # span offsets [N]
+        token, raw = self._scores(s, offsets, None if logits is None else logits[undecided],
+                                  None if hidden is None else hidden[undecided])  # [N], [N]
+        conf = eligible_confidence(token, raw, offsets, self.stop_ids)  # [N]
+        finite = torch.isfinite(conf)
+        if opts.threshold is not None:
+            chosen = (finite & (conf >= opts.threshold)).nonzero().flatten()
+            if chosen.numel() == 0:
+                chosen = conf.argmax()[None]
+        else:
+            per_block = opts.steps_per_block or (b1 - b0)
+            k = commit_count(undecided.numel(), per_block - s.block_steps)
+            chosen = choose_commits(token, conf, offsets, k, self.stop_ids)
+        pos = offsets[chosen]
+        s.ids[s.start + pos] = token[chosen]
+        s.decided[pos] = True
+        s.conf[pos] = raw[chosen].float()
+        s.steps += 1
+        s.block_steps += 1
+        self._fill_after_stop(s)
+        if s.callback is not None:
+            s.callback(StepEvent(s.steps, pos.tolist(), s.ids[s.start:s.start + s.span_len].tolist(),
+                                 raw[chosen].float().tolist()))
+        self._advance(s)
+
+    def _fill_after_stop(self, s: DecodeState) -> None:
+        span = s.ids[s.start:s.start + s.span_len]
+        stops = (torch.isin(span, self.stop_ids) & s.decided).nonzero().flatten()
+        if stops.numel():
+            first = int(stops[0])
+            fill = (torch.arange(s.span_len, device=self.device) > first) & ~s.decided
+            span[fill] = self.tok.pad_id
+            s.decided |= fill
+            s.stopped = True
+
+    def _advance(self, s: DecodeState) -> None:
+        if not bool(s.decided[s.block_start:s.block_end].all()):
+            return
+        if bool(s.decided.all()) and (s.stopped or s.span_len >= s.max_span):
+            s.done = True
+            return
+        if s.block_end < s.span_len:  # next block
+            s.block_start = s.block_end
+        else:  # grow the span by one block
+            extra = min(s.opts.block_size, s.max_span - s.span_len)
+            cut = s.start + s.span_len
+            masks = torch.full((extra,), self.tok.mask_id, dtype=torch.long, device=self.device)
+            s.ids = torch.cat([s.ids[:cut], masks, s.ids[cut:]])
+            s.decided = torch.cat([s.decided, torch.zeros(extra, dtype=torch.bool, device=self.device)])
+            s.conf = torch.cat([s.conf, torch.zeros(extra, device=self.device)])
+            s.block_start = s.span_len
+            s.span_len += extra
+        s.ctx_kv = None  # a new block starts with a full step
+        s.block_steps = 0
+
+    def result(self, s: DecodeState) -> InfillResult:
+        span = s.ids[s.start:s.start + s.span_len].tolist()
+        text, kept, count = span_text(self.tok, span, s.canvas.heal_bytes)
+        return InfillResult(
+            text=text, token_ids=kept, confidences=s.conf[:count].tolist(), steps=s.steps,
+            forwards=s.forwards, trimmed=s.canvas.trimmed,
+            prompt_tokens=len(s.canvas.prefix_ids) + len(s.canvas.suffix_ids),
+            stop_reason="stop" if s.stopped and count < s.span_len else "length",
+            timings={"decode_ms": (time.perf_counter() - s.t0) * 1000})

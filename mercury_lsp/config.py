@@ -1,0 +1,139 @@
+"""Typed settings of the language server, validated at the edge.
+
+Settings come, in increasing precedence, from the defaults below, the ``serve`` command line,
+``initializationOptions`` and ``workspace/didChangeConfiguration``. Each layer is parsed field
+by field: a bad value keeps the value of the layer below and is reported (one message naming
+every bad field), an unknown field is reported and ignored. Names are camelCase on the wire
+(``maxTokens``), the Python names are accepted too.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+Preset = Literal["fast", "balanced", "quality"]
+Sampler = Literal["auto", "reference", "fast"]
+LogLevel = Literal["error", "warning", "info", "debug"]
+SyntaxGuard = Literal["drop", "off"]
+CompletionFallback = Literal["auto", "always", "never"]
+
+PositiveTokens = Annotated[int, Meta(ge=1, le=4096)]
+
+
+class SpanTokens(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """Token budget of the masked span for each kind of span (capped by ``maxTokens``)."""
+    line: PositiveTokens = 24
+    statement: PositiveTokens = 48
+    block: PositiveTokens = 96
+
+
+class ContextOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """How the prefix/suffix windows share the model's context budget."""
+    suffix_share: Annotated[float, Meta(ge=0.0, le=0.9)] = 0.25  # of the budget, for text after the cursor
+    safety_margin: Annotated[float, Meta(ge=0.5, le=1.0)] = 0.9  # of the estimated chars, against estimate error
+    reserved_tokens: Annotated[int, Meta(ge=0, le=256)] = 8  # kept free for boundary healing / specials
+    max_context_tokens: Annotated[int, Meta(ge=32)] | None = None  # None: the model's own budget
+    max_lines: Annotated[int, Meta(ge=1, le=200)] = 16  # most lines a multi-line suggestion may have
+
+
+class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    # The model (changing one of these reloads it in the background).
+    model: str | None = None  # None: the embedded default; else a directory or a hub id
+    device: str = "auto"
+    dtype: str = "auto"
+    threads: Annotated[int, Meta(ge=1, le=256)] | None = None  # CPU threads for torch (None: torch default)
+    # Decoding.
+    preset: Preset = "balanced"
+    sampler: Sampler = "auto"
+    temperature: Annotated[float, Meta(ge=0.0, le=2.0)] = 0.0
+    max_tokens: PositiveTokens = 96  # hard cap on any span
+    span_tokens: SpanTokens = SpanTokens()
+    context: ContextOptions = ContextOptions()
+    request_timeout_ms: Annotated[int, Meta(ge=50, le=60_000)] = 5000
+    # Behaviour.
+    debounce_ms: Annotated[int, Meta(ge=0, le=5000)] = 0
+    enabled_languages: list[str] = msgspec.field(default_factory=lambda: ["*"])
+    disabled_languages: list[str] = msgspec.field(default_factory=list)
+    syntax_guard: SyntaxGuard = "drop"
+    completion_fallback: CompletionFallback = "auto"
+    cache_size: Annotated[int, Meta(ge=0, le=10_000)] = 128
+    max_file_bytes: Annotated[int, Meta(ge=1)] = 8 * 1024 * 1024  # larger documents get no suggestions
+    syntax_max_bytes: Annotated[int, Meta(ge=0)] = 1024 * 1024  # larger documents: line-based windows
+    # Logging.
+    log_level: LogLevel = "info"
+    debug_log_user_code: bool = False  # the only switch that lets user code into logs
+
+    def language_enabled(self, language_id: str) -> bool:
+        if language_id in self.disabled_languages:
+            return False
+        return "*" in self.enabled_languages or language_id in self.enabled_languages
+
+    def span_budget(self, kind: str) -> int:
+        return min(self.max_tokens, getattr(self.span_tokens, kind))
+
+    @property
+    def model_key(self) -> tuple:
+        """The fields whose change requires loading the model again."""
+        return (self.model, self.device, self.dtype, self.threads, self.context.max_context_tokens)
+
+
+def _names(cls: type[msgspec.Struct]) -> dict[str, msgspec.structs.FieldInfo]:
+    out: dict[str, msgspec.structs.FieldInfo] = {}
+    for f in msgspec.structs.fields(cls):
+        out[f.encode_name] = f
+        out[f.name] = f
+    return out
+
+
+def _merge(base: msgspec.Struct, raw: Any, path: str, problems: list[str]) -> msgspec.Struct:
+    """``base`` overlaid with the valid fields of the mapping ``raw``; problems appended."""
+    if not isinstance(raw, dict):
+        problems.append(f"{path or 'settings'} (expected an object, got {type(raw).__name__})")
+        return base
+    fields = _names(type(base))
+    updates: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = f"{path}.{key}" if path else str(key)
+        info = fields.get(key) if isinstance(key, str) else None
+        if info is None:
+            problems.append(f"{name} (unknown setting)")
+            continue
+        current = getattr(base, info.name)
+        if isinstance(current, msgspec.Struct) and isinstance(value, dict):
+            updates[info.name] = _merge(current, value, name, problems)
+            continue
+        try:
+            updates[info.name] = msgspec.convert(value, info.type)
+        except msgspec.ValidationError as exc:
+            problems.append(f"{name} ({_short(exc)})")
+    return msgspec.structs.replace(base, **updates) if updates else base
+
+
+def _short(exc: msgspec.ValidationError) -> str:
+    text = str(exc)
+    return text.split(" - at ", 1)[0]
+
+
+def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """``base`` (default: the defaults) overlaid with ``raw``; returns (settings, problems).
+
+    ``raw`` may be the settings object itself or ``{"mercury": {...}}`` (the section name
+    editors use for workspace configuration). ``None`` means "no settings".
+    """
+    base = base or Settings()
+    if raw is None:
+        return base, []
+    if isinstance(raw, dict) and "mercury" in raw and isinstance(raw["mercury"], dict | type(None)):
+        raw = raw["mercury"] or {}
+    problems: list[str] = []
+    merged = _merge(base, raw, "", problems)
+    assert isinstance(merged, Settings)
+    return merged, problems
+
+
+def problems_message(problems: list[str]) -> str:
+    return ("mercury-lsp: ignored invalid settings (their previous values are kept): "
+            + "; ".join(problems))

@@ -1,0 +1,395 @@
+"""Open documents: text, versions, positions in the client's encoding, incremental sync, and the
+edit history (coalesced edits) that context and next-edit read.
+
+Offsets are Python string indices (Unicode code points). Lines end at ``\\n`` (a ``\\r`` before it
+belongs to the line ending). Everything here runs on the event loop and is cheap: an edit costs
+O(edit + lines after it); the syntax tree is *not* parsed here (see ``syntax``), the document only
+records the byte-level edits the next incremental parse needs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from mercury_lsp.schema import EditRecord
+
+_NEWLINE = re.compile("\n")
+HOT_SPOT_MERGE_CHARS = 256  # edits closer than this to a newer one count as the same region
+MAX_PENDING_EDITS = 2048
+
+
+class PositionEncoding(StrEnum):
+    UTF8 = "utf-8"
+    UTF16 = "utf-16"
+    UTF32 = "utf-32"
+
+
+class PositionError(ValueError):
+    """A position that does not exist in the document (message safe to show: no user text)."""
+
+
+def utf16_len(s: str) -> int:
+    if s.isascii():
+        return len(s)
+    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+
+
+def units_len(s: str, enc: PositionEncoding) -> int:
+    if enc is PositionEncoding.UTF32 or s.isascii():
+        return len(s)
+    if enc is PositionEncoding.UTF16:
+        return utf16_len(s)
+    return len(s.encode("utf-8"))
+
+
+def index_of_units(line: str, units: int, enc: PositionEncoding, strict: bool) -> int:
+    """Code-point index in ``line`` of a column counted in ``enc`` units.
+
+    Past the end: the line's length (LSP: "defaults back to the line length"). A column inside a
+    character (a UTF-16 surrogate pair, a multi-byte UTF-8 sequence): PositionError when
+    ``strict``, else the start of that character.
+    """
+    if units < 0:
+        raise PositionError("negative column")
+    if enc is PositionEncoding.UTF32 or line.isascii():
+        return min(units, len(line))
+    if enc is PositionEncoding.UTF16:
+        count = 0
+        for i, ch in enumerate(line):
+            if count >= units:
+                if count > units and strict:
+                    raise PositionError("column splits a UTF-16 surrogate pair")
+                return i if count == units else i - 1
+            count += 2 if ord(ch) > 0xFFFF else 1
+        if count > units:  # inside the last character
+            if strict:
+                raise PositionError("column splits a UTF-16 surrogate pair")
+            return len(line) - 1
+        return len(line)
+    data = line.encode("utf-8")
+    if units >= len(data):
+        return len(line)
+    head = data[:units]
+    try:
+        return len(head.decode("utf-8"))
+    except UnicodeDecodeError:
+        if strict:
+            raise PositionError("column splits a UTF-8 sequence") from None
+        return len(head.decode("utf-8", errors="ignore"))
+
+
+@dataclass(frozen=True)
+class ByteEdit:
+    """A tree-sitter input edit (byte offsets and (row, byte column) points)."""
+    seq: int
+    start_byte: int
+    old_end_byte: int
+    new_end_byte: int
+    start_point: tuple[int, int]
+    old_end_point: tuple[int, int]
+    new_end_point: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class SyntaxSnapshot:
+    """What the parser needs to bring a document's tree up to date (immutable)."""
+    grammar: str
+    tree: object | None  # tree_sitter.Tree of an older text, or None (parse from scratch)
+    edits: tuple[ByteEdit, ...]  # to apply to ``tree`` (in order) before re-parsing
+    seq: int  # sequence number of the last edit included
+
+
+@dataclass(frozen=True)
+class DocumentSnapshot:
+    """An immutable view of a document at one version: what a worker thread may read."""
+    uri: str
+    language_id: str
+    version: int
+    text: str
+    line_starts: tuple[int, ...] | list[int]
+    syntax: SyntaxSnapshot | None
+    hot_spots: tuple[int, ...]  # offsets of recent edits, most recent first
+    crlf: bool
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def line_start(self, line: int) -> int:
+        return self.line_starts[line]
+
+    def line_end(self, line: int) -> int:
+        """Offset of the end of ``line``'s content (before its line ending)."""
+        if line + 1 < len(self.line_starts):
+            end = self.line_starts[line + 1] - 1
+            if end > self.line_starts[line] and self.text[end - 1] == "\r":
+                end -= 1
+            return end
+        return len(self.text)
+
+
+class Document:
+    def __init__(self, uri: str, language_id: str, version: int, text: str, grammar: str | None) -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.version = version
+        self.grammar = grammar
+        self.text = ""
+        self.line_starts: list[int] = [0]
+        self.hot_spots: deque[int] = deque(maxlen=8)
+        self._tree: object | None = None
+        self._edits: list[ByteEdit] = []
+        self._seq = 0
+        self._reset_seq = 0  # trees parsed before this edit belong to another text
+        self._set_text(text)
+
+    # ------------------------------------------------------------------ state
+    def _set_text(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+        self._tree = None
+        self._edits.clear()
+        self.hot_spots.clear()
+
+    @property
+    def binary(self) -> bool:
+        return "\x00" in self.text
+
+    @property
+    def crlf(self) -> bool:
+        first = self.text.find("\n")
+        return first > 0 and self.text[first - 1] == "\r"
+
+    def snapshot(self, syntax_max_bytes: int) -> DocumentSnapshot:
+        syntax = None
+        if self.grammar is not None and len(self.text) <= syntax_max_bytes:
+            syntax = SyntaxSnapshot(self.grammar, self._tree, tuple(self._edits), self._seq)
+        return DocumentSnapshot(self.uri, self.language_id, self.version, self.text,
+                                self.line_starts, syntax, tuple(self.hot_spots), self.crlf)
+
+    def adopt_tree(self, tree: object, seq: int) -> None:
+        """A worker parsed the text as of edit ``seq``: keep the tree, drop the edits it covers."""
+        if not self._reset_seq <= seq <= self._seq:
+            return  # the text was reset in between: that tree belongs to another text
+        self._edits = [e for e in self._edits if e.seq > seq]
+        self._tree = tree
+
+    # ------------------------------------------------------------------ positions
+    @property
+    def line_count(self) -> int:
+        return len(self.line_starts)
+
+    def line_text(self, line: int) -> str:
+        start = self.line_starts[line]
+        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def offset_at(self, line: int, character: int, enc: PositionEncoding, *, strict: bool) -> int:
+        if line < 0 or character < 0:
+            raise PositionError("negative position")
+        if line >= len(self.line_starts):
+            if strict:
+                raise PositionError(f"line {line} is past the end of the document "
+                                    f"({len(self.line_starts)} lines)")
+            return len(self.text)
+        return self.line_starts[line] + index_of_units(self.line_text(line), character, enc, strict)
+
+    def position_at(self, offset: int, enc: PositionEncoding) -> tuple[int, int]:
+        line = bisect.bisect_right(self.line_starts, offset) - 1
+        start = self.line_starts[line]
+        return line, units_len(self.text[start:offset], enc)
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    # ------------------------------------------------------------------ edits
+    def replace(self, start: int, end: int, new: str, track_syntax: bool) -> str:
+        """Replace ``text[start:end]`` with ``new``; returns the old text."""
+        text = self.text
+        old = text[start:end]
+        if track_syntax and self.grammar is not None:
+            self._record_byte_edit(start, end, new)
+        else:
+            self._drop_tree()
+        l0 = bisect.bisect_right(self.line_starts, start) - 1
+        l1 = bisect.bisect_right(self.line_starts, end) - 1
+        delta = len(new) - (end - start)
+        inside = [start + m.end() for m in _NEWLINE.finditer(new)]
+        tail = self.line_starts[l1 + 1:]
+        self.line_starts[l0 + 1:] = inside + ([s + delta for s in tail] if delta else tail)
+        self.text = text[:start] + new + text[end:]
+        here = start + len(new)
+        spots = [s + delta if s >= end else here if s > start else s for s in self.hot_spots]
+        self.hot_spots.clear()
+        self.hot_spots.extend(s for s in spots if abs(s - here) > HOT_SPOT_MERGE_CHARS)
+        self.hot_spots.appendleft(here)
+        return old
+
+    def _drop_tree(self) -> None:
+        self._seq += 1
+        self._reset_seq = self._seq
+        self._tree = None
+        self._edits.clear()
+
+    def _record_byte_edit(self, start: int, end: int, new: str) -> None:
+        text = self.text
+        if len(self._edits) >= MAX_PENDING_EDITS:  # no parse for long: start over rather than grow
+            self._drop_tree()
+        ascii_text = text.isascii()
+
+        def nbytes(s: str) -> int:
+            return len(s) if ascii_text else len(s.encode("utf-8"))
+
+        def point(offset: int, base: str) -> tuple[int, int]:
+            row = bisect.bisect_right(self.line_starts, offset) - 1
+            return row, nbytes(base[self.line_starts[row]:offset])
+
+        start_byte = nbytes(text[:start])
+        old_end_byte = start_byte + nbytes(text[start:end])
+        new_bytes = len(new.encode("utf-8"))
+        start_point = point(start, text)
+        old_end_point = point(end, text)
+        nl = new.rfind("\n")
+        if nl < 0:
+            new_end_point = (start_point[0], start_point[1] + new_bytes)
+        else:
+            new_end_point = (start_point[0] + new.count("\n"), len(new[nl + 1:].encode("utf-8")))
+        self._seq += 1
+        self._edits.append(ByteEdit(self._seq, start_byte, old_end_byte, start_byte + new_bytes,
+                                    start_point, old_end_point, new_end_point))
+
+    def reset(self, text: str) -> None:
+        self._drop_tree()
+        self._set_text(text)
+
+
+# ---------------------------------------------------------------------------- history
+@dataclass
+class EditHistory:
+    """A bounded log of coalesced edits across documents (most recent last).
+
+    Consecutive edits of the same document that touch the region the previous record produced
+    (typing a word, backspacing it) within ``coalesce_s`` merge into one record.
+    """
+    max_records: int = 256
+    coalesce_s: float = 2.0
+    max_text: int = 16_384
+    _records: deque[EditRecord] = field(default_factory=deque)
+    _last_mono: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._records = deque(maxlen=self.max_records)
+
+    def __iter__(self) -> Iterator[EditRecord]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def recent(self, uri: str | None = None, limit: int = 16) -> list[EditRecord]:
+        out = [r for r in reversed(self._records) if uri is None or r.uri == uri]
+        return out[:limit]
+
+    def forget(self, uri: str) -> None:
+        kept = [r for r in self._records if r.uri != uri]
+        self._records.clear()
+        self._records.extend(kept)
+
+    def record(self, doc: Document, start: int, end: int, new: str, before: str) -> None:
+        """Record replacing ``before[start:end]`` with ``new`` (``before``: the text before the edit)."""
+        now_mono, now = time.monotonic(), time.time()
+        last = self._records[-1] if self._records else None
+        if (last is not None and last.uri == doc.uri and not last.clipped
+                and now_mono - self._last_mono <= self.coalesce_s):
+            s, length = last.offset, len(last.new_text)
+            if start <= s + length and end >= s:  # touches what the last record produced
+                lo, hi = min(start, s), max(end, s + length)
+                merged_new = before[lo:start] + new + before[end:hi]
+                merged_old = before[lo:s] + last.old_text + before[s + length:hi]
+                if len(merged_new) <= self.max_text and len(merged_old) <= self.max_text:
+                    if lo < s:
+                        last.start_line, last.start_col = _line_col(before, lo)
+                        last.end_line, last.end_col = _advance(last.start_line, last.start_col, merged_old)
+                    elif hi > s + length:
+                        last.end_line, last.end_col = _advance(last.start_line, last.start_col, merged_old)
+                    last.offset, last.old_text, last.new_text = lo, merged_old, merged_new
+                    last.version, last.time = doc.version, now
+                    self._last_mono = now_mono
+                    return
+        old = before[start:end]
+        clipped = len(old) > self.max_text or len(new) > self.max_text
+        sl, sc = _line_col(before, start)
+        el, ec = _advance(sl, sc, old)
+        self._records.append(EditRecord(
+            uri=doc.uri, version=doc.version, start_line=sl, start_col=sc, end_line=el, end_col=ec,
+            offset=start, old_text=old[: self.max_text], new_text=new[: self.max_text], time=now,
+            clipped=clipped))
+        self._last_mono = now_mono
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset)
+    return line, offset - (text.rfind("\n", 0, offset) + 1)
+
+
+def _advance(line: int, col: int, text: str) -> tuple[int, int]:
+    nl = text.count("\n")
+    if not nl:
+        return line, col + len(text)
+    return line + nl, len(text) - text.rfind("\n") - 1
+
+
+# ---------------------------------------------------------------------------- store
+class DocumentStore:
+    """The open documents of one client connection, plus their edit history."""
+
+    def __init__(self, grammar_for, history: EditHistory | None = None) -> None:
+        self._docs: dict[str, Document] = {}
+        self._grammar_for = grammar_for  # (language_id, uri) -> grammar name | None
+        self.history = history if history is not None else EditHistory()
+        self.syntax_max_bytes = 1 << 20
+
+    def get(self, uri: str) -> Document | None:
+        return self._docs.get(uri)
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
+        doc = Document(uri, language_id, version, text, self._grammar_for(language_id, uri))
+        self._docs[uri] = doc
+        return doc
+
+    def close(self, uri: str) -> None:
+        self._docs.pop(uri, None)
+        self.history.forget(uri)
+
+    def change(self, uri: str, version: int, changes: list[tuple[tuple[int, int, int, int] | None, str]],
+               enc: PositionEncoding) -> Document | None:
+        """Apply content changes in order. A change is (range, text); range None = whole text.
+
+        Ranges are lenient (clamped), as editors expect; unknown documents are ignored.
+        """
+        doc = self._docs.get(uri)
+        if doc is None:
+            return None
+        for rng, new in changes:
+            before = doc.text
+            if rng is None:
+                doc.reset(new)
+                continue
+            sl, sc, el, ec = rng
+            start = doc.offset_at(sl, sc, enc, strict=False)
+            end = doc.offset_at(el, ec, enc, strict=False)
+            if end < start:
+                start, end = end, start
+            doc.version = version
+            doc.replace(start, end, new, track_syntax=len(before) <= self.syntax_max_bytes)
+            self.history.record(doc, start, end, new, before)
+        doc.version = version
+        return doc

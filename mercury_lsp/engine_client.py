@@ -1,0 +1,272 @@
+"""The one place mercury_lsp talks to the engine.
+
+A single daemon worker thread owns the ``Engine``: loading, every infill, and the CPU work that
+goes with a request (parsing, windows, the syntax guard) run there in submission order, so the
+event loop only schedules and awaits. Jobs carry an ``engine.CancelToken``: a job cancelled
+before it starts is skipped, a running infill stops at its next denoising step.
+
+Engine results are converted to ``schema`` Structs here; nothing else imports ``engine``. The
+``engine`` package (and torch) is imported on the worker, so the server answers ``initialize``
+at once while the model loads in the background; the loop side uses this module's own
+``CancelToken`` (linked to the engine's token when a job starts) and exceptions.
+Sampler/preset selection lives in ``EngineSession.infill``: with the reference sampler a preset
+maps onto a number of denoising steps; once ``Engine.infill`` takes ``preset``/``sampler``
+keywords they are passed through (detected from its signature at load).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import logging
+import math
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec
+
+if TYPE_CHECKING:
+    from engine import Engine, InfillResult
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# Reference sampler: denoising steps = ceil(span tokens / divisor).
+PRESET_STEP_DIVISOR = {"quality": 1, "balanced": 2, "fast": 4}
+CALIBRATION_CHARS = 16_000  # of real code, to estimate characters per token once per model
+
+__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec"]
+
+
+class EngineError(Exception):
+    """The engine refused or failed (message meant for the user)."""
+
+
+class EngineCancelled(EngineError):
+    """The job was cancelled, superseded or ran past its deadline."""
+
+
+class CancelToken:
+    """Cancellation for one job, usable from the event loop without importing the engine.
+
+    On the worker, ``engine_token()`` gives the engine's own token, linked to this one.
+    """
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self.deadline = deadline  # time.monotonic() seconds
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._linked = None
+
+    def cancel(self) -> None:
+        self._event.set()
+        with self._lock:
+            linked = self._linked
+        if linked is not None:
+            linked.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
+
+    def engine_token(self):
+        from engine import CancelToken as EngineToken
+
+        with self._lock:
+            if self._linked is None:
+                self._linked = EngineToken(deadline=self.deadline)
+            linked = self._linked
+        if self._event.is_set():
+            linked.cancel()
+        return linked
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    model: str | None
+    device: str = "auto"
+    dtype: str = "auto"
+    threads: int | None = None
+    context_tokens: int | None = None
+
+
+class EngineSession:
+    """What a job running on the worker thread may use (wraps one loaded Engine)."""
+
+    def __init__(self, engine: Engine, info: EngineInfo) -> None:
+        self._engine = engine
+        self.info = info
+        params = inspect.signature(engine.infill).parameters
+        self._native_presets = "preset" in params
+        self._native_sampler = "sampler" in params
+
+    @property
+    def context_tokens(self) -> int:
+        return self._engine.context_tokens
+
+    @property
+    def chars_per_token(self) -> float:
+        return self.info.chars_per_token
+
+    def count_tokens(self, text: str) -> int:
+        return self._engine.count_tokens(text)
+
+    def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
+        token = cancel.engine_token() if cancel is not None else None
+        kwargs: dict[str, Any] = {"temperature": spec.temperature, "seed": spec.seed, "cancel": token}
+        if self._native_presets:
+            kwargs["preset"] = spec.preset
+        else:
+            kwargs["steps"] = max(1, math.ceil(spec.max_tokens / PRESET_STEP_DIVISOR.get(spec.preset, 1)))
+        if self._native_sampler and spec.sampler != "auto":
+            kwargs["sampler"] = spec.sampler
+        t0 = time.perf_counter()
+        result: InfillResult = self._engine.infill(spec.prefix, spec.suffix, spec.max_tokens, **kwargs)
+        return InfillOutcome(
+            text=result.text, tokens=len(result.token_ids), mean_confidence=result.mean_confidence,
+            stop_reason=result.stop_reason, steps=result.steps, forwards=result.forwards,
+            prompt_tokens=result.prompt_tokens, trimmed=result.trimmed,
+            elapsed_ms=(time.perf_counter() - t0) * 1000)
+
+
+class _Worker:
+    """One daemon thread running jobs in order (daemon: exiting never waits for a decode)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="mercury-engine", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[[], T], cancel: CancelToken | None) -> concurrent.futures.Future[T]:
+        fut: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._jobs.put((fn, cancel, fut))
+        return fut
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+    def _run(self) -> None:
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                return
+            fn, cancel, fut = item
+            if not fut.set_running_or_notify_cancel():
+                continue
+            if cancel is not None and cancel.cancelled:
+                fut.set_exception(EngineCancelled("cancelled before it started"))
+                continue
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # delivered to the awaiting coroutine, in our terms
+                fut.set_exception(_translate(exc))
+
+
+class EngineClient:
+    """Async facade over the worker: ``await load(spec)``, ``await run(job, cancel)``."""
+
+    def __init__(self, loader: Callable[..., Engine] | None = None) -> None:
+        self._worker = _Worker()
+        self._loader = loader
+        self._session: EngineSession | None = None
+        self._spec: LoadSpec | None = None
+        self._loading: asyncio.Future | None = None
+        self.state = "idle"
+        self.error: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._session is not None and self.state == "ready"
+
+    @property
+    def info(self) -> EngineInfo | None:
+        return self._session.info if self._session is not None else None
+
+    @property
+    def spec(self) -> LoadSpec | None:
+        return self._spec
+
+    async def load(self, spec: LoadSpec) -> EngineInfo:
+        """Load (or reload) the model on the worker; raises EngineError with a user message."""
+        if self._spec == spec and self._session is not None:
+            return self._session.info
+        self._spec = spec
+        self.state, self.error = "loading", None
+        fut = self._worker.submit(lambda: self._load_blocking(spec), None)
+        try:
+            session = await asyncio.wrap_future(fut)
+        except EngineError as exc:
+            if self._spec == spec:
+                self.state, self.error, self._session = "error", str(exc), None
+            raise
+        except Exception as exc:  # an unexpected failure still ends as a clear state
+            if self._spec == spec:
+                self.state, self.error, self._session = "error", f"{type(exc).__name__}: {exc}", None
+            raise EngineError(f"loading the model failed: {type(exc).__name__}: {exc}") from exc
+        if self._spec == spec:  # a newer load request wins
+            self._session, self.state = session, "ready"
+        return session.info
+
+    def _load_blocking(self, spec: LoadSpec) -> EngineSession:
+        t0 = time.perf_counter()
+        loader = self._loader
+        if loader is None:
+            from engine import Engine
+
+            loader = Engine.load
+        engine = loader(spec.model, device=spec.device, dtype=spec.dtype,
+                              context_tokens=spec.context_tokens, threads=spec.threads)
+        sample = _calibration_text()
+        cpt = len(sample) / max(1, engine.count_tokens(sample))
+        info = EngineInfo(model=str(engine.path or spec.model or "embedded"), device=str(engine.device),
+                          dtype=str(engine.dtype).removeprefix("torch."),
+                          context_tokens=int(engine.context_tokens), chars_per_token=round(cpt, 3),
+                          load_ms=round((time.perf_counter() - t0) * 1000, 1))
+        return EngineSession(engine, info)
+
+    async def run(self, job: Callable[[EngineSession], T], cancel: CancelToken) -> T:
+        """Run ``job(session)`` on the worker. Raises EngineCancelled when cancelled/superseded."""
+        session = self._session
+        if session is None:
+            raise EngineError("the model is not loaded")
+        fut = self._worker.submit(lambda: job(session), cancel)
+        try:
+            return await asyncio.wrap_future(fut)
+        except asyncio.CancelledError:
+            cancel.cancel()
+            fut.cancel()
+            raise
+
+    def close(self) -> None:
+        self._worker.stop()
+
+
+def _translate(exc: BaseException) -> BaseException:
+    """Engine exceptions -> this module's (the loop side never imports the engine)."""
+    import sys
+
+    engine_mod = sys.modules.get("engine")
+    if engine_mod is not None:
+        if isinstance(exc, engine_mod.CancelledError):
+            return EngineCancelled(str(exc))
+        if isinstance(exc, engine_mod.EngineError):
+            return EngineError(str(exc))
+    return exc
+
+
+def _calibration_text() -> str:
+    here = Path(__file__).parent
+    parts = []
+    for name in ("context.py", "documents.py", "completion.py"):
+        try:
+            parts.append((here / name).read_text(encoding="utf-8"))
+        except OSError:
+            continue
+    text = "".join(parts)[:CALIBRATION_CHARS]
+    return text or "def add(a, b):\n    return a + b\n" * 64

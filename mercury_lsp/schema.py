@@ -1,0 +1,101 @@
+"""Typed messages shared by the server, HTTP, CLI, benchmarks and tests (msgspec Structs).
+
+Custom LSP notifications/requests (``mercury/...``), the typed engine result the daemon sees,
+and the edit history records. JSON Schema: ``msgspec.json.schema(Struct)``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+SpanKind = Literal["line", "statement", "block"]
+EngineState = Literal["idle", "loading", "ready", "error"]
+
+# Custom methods.
+STATUS_NOTIFICATION = "mercury/status"
+STATS_REQUEST = "mercury/stats"
+
+
+class EngineInfo(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
+    """What was loaded: reported in ``mercury/status`` and by ``mercury/stats``."""
+    model: str
+    device: str
+    dtype: str
+    context_tokens: int
+    chars_per_token: float
+    load_ms: float
+
+
+class StatusNotification(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
+    """``mercury/status``: the model's state, for status lines and for tests to wait on."""
+    state: EngineState
+    message: str = ""
+    engine: EngineInfo | None = None
+
+
+class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
+    """One engine call, in the daemon's terms (the adapter maps it onto the engine API)."""
+    prefix: str
+    suffix: str
+    max_tokens: int
+    preset: str = "balanced"
+    sampler: str = "auto"
+    temperature: float = 0.0
+    seed: int = 0
+
+
+class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):
+    """The engine's answer, converted from ``engine.InfillResult`` (no tensors)."""
+    text: str
+    tokens: int
+    mean_confidence: float
+    stop_reason: str
+    steps: int
+    forwards: int
+    prompt_tokens: int
+    trimmed: bool
+    elapsed_ms: float
+
+
+class EditRecord(msgspec.Struct, kw_only=True):
+    """One coalesced edit of an open document (the edit history next-edit reads).
+
+    Positions are (line, column) in Unicode code points of the document *before* the edit;
+    ``offset`` is the code-point offset of the start. Texts longer than the history's cap are
+    cut and ``clipped`` is set.
+    """
+    uri: str
+    version: int
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    offset: int
+    old_text: str
+    new_text: str
+    time: float  # time.time() of the last keystroke merged into this record
+    clipped: bool = False
+
+
+class Counters(msgspec.Struct, rename="camel", kw_only=True):
+    requests: int = 0
+    served: int = 0  # non-empty answers for the current version
+    empty: int = 0  # nothing to suggest (model, guard, empty text, not ready...)
+    cache_hits: int = 0
+    superseded: int = 0
+    cancelled: int = 0  # by $/cancelRequest
+    stale: int = 0  # finished after the document moved on: dropped
+    timeouts: int = 0
+    errors: int = 0
+    guard_dropped: int = 0
+
+
+class StatsResult(msgspec.Struct, rename="camel", kw_only=True):
+    """``mercury/stats``: counters and engine latency percentiles since start."""
+    state: EngineState
+    counters: Counters
+    engine_ms_p50: float | None
+    engine_ms_p95: float | None
+    engine: EngineInfo | None = None

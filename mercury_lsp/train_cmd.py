@@ -1,0 +1,112 @@
+"""``mercury-lsp train``: build the corpus, train the tokenizer, train and export the model.
+
+    mercury-lsp train prepare [--out DIR]           corpus + tokenizer + token arrays
+    mercury-lsp train fit [--minutes M] [...]        train (resumes from --run if it exists)
+    mercury-lsp train export --out engine/models/mercury-coder-tiny
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+CACHE = Path.home() / ".cache" / "mercury-lsp"
+DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "human-eval-infilling"
+
+
+def add_subcommand(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="prepare data for, train and export the embedded model")
+    tsub = p.add_subparsers(dest="train_command", required=True)
+
+    prep = tsub.add_parser("prepare", help="build the corpus and tokenizer (network: PyPI only)")
+    prep.add_argument("--out", type=Path, default=CACHE / "corpus")
+    prep.add_argument("--wheels", type=Path, default=CACHE / "wheels")
+    prep.add_argument("--eval-data", type=Path, default=DEFAULT_EVAL,
+                      help="evaluation data checked for n-gram overlap (contamination)")
+    prep.add_argument("--vocab-size", type=int, default=8192)
+    prep.add_argument("--stdlib-only", action="store_true")
+    prep.set_defaults(func=_prepare)
+
+    fit = tsub.add_parser("fit", help="train (resumable: rerun with the same --run to continue)")
+    fit.add_argument("--data", type=Path, default=CACHE / "corpus")
+    fit.add_argument("--run", type=Path, default=CACHE / "runs" / "embedded")
+    fit.add_argument("--minutes", type=float, default=0.0, help="stop after this wall time")
+    fit.add_argument("--total-tokens", type=float, default=60e6, help="LR schedule horizon")
+    fit.add_argument("--hidden-size", type=int, default=256)
+    fit.add_argument("--layers", type=int, default=6)
+    fit.add_argument("--heads", type=int, default=4)
+    fit.add_argument("--kv-heads", type=int, default=2)
+    fit.add_argument("--ffn", type=int, default=768)
+    fit.add_argument("--seq-len", type=int, default=320)
+    fit.add_argument("--batch-size", type=int, default=16)
+    fit.add_argument("--lr", type=float, default=2e-3)
+    fit.add_argument("--infill-frac", type=float, default=0.7)
+    fit.add_argument("--seed", type=int, default=1234)
+    fit.add_argument("--device", default="auto")
+    fit.add_argument("--threads", type=int, default=0)
+    fit.add_argument("--no-compile", action="store_true")
+    fit.set_defaults(func=_fit)
+
+    exp = tsub.add_parser("export", help="write the run's weights in the embedded format")
+    exp.add_argument("--data", type=Path, default=CACHE / "corpus")
+    exp.add_argument("--run", type=Path, default=CACHE / "runs" / "embedded")
+    exp.add_argument("--out", type=Path, required=True)
+    exp.add_argument("--model-card", type=Path, default=None)
+    exp.set_defaults(func=_export)
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from engine.train.corpus import PYPI_PACKAGES, build_corpus
+    from engine.train.tokens import prepare_tokens
+
+    eval_dir = args.eval_data if args.eval_data.is_dir() else None
+    if eval_dir is None:
+        print(f"warning: {args.eval_data} not found: contamination check skipped")
+    report = build_corpus(args.out, packages=[] if args.stdlib_only else PYPI_PACKAGES,
+                          eval_dir=eval_dir, cache=args.wheels)
+    print(json.dumps({k: v for k, v in asdict(report).items() if k != "sources"}, indent=2))
+    print(json.dumps(prepare_tokens(args.out, args.vocab_size)))
+    return 0
+
+
+def _train_config(args: argparse.Namespace):
+    from engine.train.trainer import ModelShape, TrainConfig
+
+    shape = ModelShape(hidden_size=args.hidden_size, num_layers=args.layers, num_heads=args.heads,
+                       num_kv_heads=args.kv_heads, intermediate_size=args.ffn)
+    return TrainConfig(data=str(args.data), run_dir=str(args.run), shape=shape, seq_len=args.seq_len,
+                       batch_size=args.batch_size, lr=args.lr, total_tokens=int(args.total_tokens),
+                       infill_frac=args.infill_frac, seed=args.seed, device=args.device,
+                       minutes=args.minutes, threads=args.threads, compile=not args.no_compile)
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from engine.train.trainer import Trainer
+
+    cfg = _train_config(args)
+    saved = Path(cfg.run_dir) / "train_config.json"
+    if saved.exists():  # resuming: the run's own shape wins over the command line's
+        from engine.train.trainer import ModelShape, TrainConfig
+        raw = json.loads(saved.read_text())
+        raw["shape"] = ModelShape(**raw["shape"])
+        raw.update(minutes=args.minutes, device=args.device, threads=args.threads)
+        cfg = TrainConfig(**raw)
+    trainer = Trainer(cfg)
+    print(f"model: {trainer.model_cfg.num_parameters / 1e6:.2f}M parameters, device {trainer.device}")
+    stats = trainer.fit()
+    print(json.dumps(stats))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from engine.train.trainer import ModelShape, TrainConfig, Trainer
+
+    raw = json.loads((args.run / "train_config.json").read_text())
+    raw["shape"] = ModelShape(**raw["shape"])
+    raw.update(data=str(args.data), run_dir=str(args.run), compile=False)
+    trainer = Trainer(TrainConfig(**raw))
+    card = args.model_card.read_text() if args.model_card else None
+    print(trainer.export(args.out, card))
+    return 0

@@ -1,0 +1,201 @@
+"""The fast sampler: exactness against the reference, batching, span growth, threshold
+schedule, cancellation, and the scheduler's shared steps."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import pytest
+import torch
+
+from engine import CancelledError, CancelToken, Engine, InfillRequest, InvalidRequestError
+from engine.canvas import build_canvas
+from engine.fast_sampler import PRESETS, FastDecoder, FastOptions, preset_options
+from engine.sampler import DecodeOptions, reference_infill
+from engine.testing import make_tiny_checkpoint
+
+CASES = [
+    ("def add(a, b):\n    ret", "\n"),
+    ("for i in range(10):\n", "    print(i)\n"),
+    ("", "x = 1\n"),
+    ("class Point:\n    def __init__(self, x, y):\n        self.x", ""),
+    ("import o", "\n\nprint(os.getcwd())\n"),
+]
+EXACT = FastOptions(block_size=10**6, threshold=None, cache="none", initial_span=None)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> Engine:
+    path = make_tiny_checkpoint(tmp_path_factory.mktemp("tiny"), seed=3)
+    eng = Engine.load(path, dtype="float32")
+    yield eng
+    eng.close()
+
+
+def test_uncached_one_token_per_step_reproduces_reference(engine):
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    for prefix, suffix in CASES:
+        canvas = build_canvas(engine.tokenizer, prefix, suffix, 12, engine.context_tokens)
+        ref = reference_infill(engine.model, engine.tokenizer, canvas, DecodeOptions())
+        fast = dec.run([dec.start(canvas, EXACT)])[0]
+        assert fast.token_ids == ref.token_ids, (prefix, suffix)
+        assert fast.text == ref.text
+        assert fast.steps == ref.steps
+        assert fast.confidences == pytest.approx(ref.confidences)
+
+
+def test_engine_api_exact_path_matches_reference(engine):
+    for prefix, suffix in CASES[:3]:
+        ref = engine.infill(prefix, suffix, 10)
+        fast = engine.infill(prefix, suffix, 10, sampler="fast", threshold=1.0, block_size=10**6, cache="none")
+        assert fast.token_ids == ref.token_ids
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_batched_results_equal_running_alone(engine, preset):
+    reqs = [InfillRequest(p, s, 10 + 3 * i) for i, (p, s) in enumerate(CASES)]
+    alone = [engine.infill(r.prefix, r.suffix, r.max_tokens, sampler="fast", preset=preset) for r in reqs]
+    together = engine.infill_batch(reqs, sampler="fast", preset=preset)
+    assert [r.token_ids for r in together] == [r.token_ids for r in alone]
+
+
+def test_decoder_batch_of_mixed_lengths_equals_alone(engine):
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    opts = FastOptions(block_size=4, threshold=0.5, initial_span=4)
+    canvases = [build_canvas(engine.tokenizer, p, s, 11, engine.context_tokens) for p, s in CASES]
+    alone = [dec.run([dec.start(c, opts)])[0].token_ids for c in canvases]
+    together = [r.token_ids for r in dec.run([dec.start(c, opts) for c in canvases])]
+    assert together == alone
+
+
+def test_span_grows_block_by_block_up_to_max_tokens(engine):
+    """A random model never emits padding: the span must grow to max_tokens and stop there."""
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    canvas = build_canvas(engine.tokenizer, "x = ", "", 13, engine.context_tokens)
+    opts = FastOptions(block_size=4, threshold=None, initial_span=4, steps_per_block=2)
+    seen_spans = []
+    state = dec.start(canvas, opts, callback=lambda ev: seen_spans.append(len(ev.span_ids)))
+    result = dec.run([state])[0]
+    assert state.span_len == canvas.span_len  # grew to max_tokens (+ the healed token)
+    assert seen_spans[0] == 4 + 1 and seen_spans[-1] == canvas.span_len
+    assert sorted(set(seen_spans)) == seen_spans[:1] + sorted(set(seen_spans))[1:]
+    blocks = math.ceil(canvas.span_len / 4)
+    assert result.steps == 2 * blocks  # two steps per block, fixed-count schedule
+    assert result.stop_reason == "length"
+
+
+def test_threshold_commits_many_tokens_per_step(engine):
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    canvas = build_canvas(engine.tokenizer, "x = ", "", 15, engine.context_tokens)
+    every = dec.run([dec.start(canvas, FastOptions(block_size=8, threshold=1e-9, initial_span=None))])[0]
+    assert every.steps == math.ceil(canvas.span_len / 8)  # one step per block
+    one = dec.run([dec.start(canvas, FastOptions(block_size=8, threshold=1.0, initial_span=None))])[0]
+    assert one.steps == canvas.span_len  # nothing reaches 1.0: the top one each step
+
+
+def test_dual_cache_steps_recompute_only_the_block(engine):
+    """Count the positions each forward embeds: after the block's full step, only the block."""
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    canvas = build_canvas(engine.tokenizer, "def f(x):\n    return x\n" * 4, "\n", 8, engine.context_tokens)
+    seen: list[int] = []
+    hook = engine.model.embed_tokens.register_forward_hook(lambda m, i, o: seen.append(i[0].shape[1]))
+    try:
+        result = dec.run([dec.start(canvas, FastOptions(block_size=16, threshold=None, initial_span=None))])[0]
+    finally:
+        hook.remove()
+    assert seen[0] == canvas.length  # one full step when the block starts
+    assert seen[1:] and all(n == canvas.span_len for n in seen[1:])  # then the block alone
+    assert result.forwards == len(seen)
+
+
+def test_cancel_stops_within_one_step(engine):
+    token = CancelToken()
+    steps: list[int] = []
+
+    def on_step(ev):
+        steps.append(ev.step)
+        if ev.step == 2:
+            token.cancel()
+
+    with pytest.raises(CancelledError):
+        engine.infill("x = ", "", 40, sampler="fast", preset="quality", cancel=token, callback=on_step)
+    assert steps == [1, 2]
+
+
+def test_past_deadline_costs_no_step(engine):
+    steps: list[int] = []
+    token = CancelToken(deadline=time.monotonic() - 1)
+    with pytest.raises(CancelledError, match="deadline"):
+        engine.infill("x = ", "", 16, sampler="fast", cancel=token, callback=lambda ev: steps.append(ev.step))
+    assert steps == []
+
+
+def test_reference_sampler_honours_cancel(engine):
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(CancelledError):
+        engine.infill("x = ", "", 8, cancel=token)
+
+
+def test_scheduler_batches_concurrent_clients(engine):
+    """Requests from several threads share denoising steps and get their own results."""
+    reqs = [(p, s) for p, s in CASES]
+    expected = [engine.infill(p, s, 12, sampler="fast").token_ids for p, s in reqs]
+    before = engine.scheduler.steps_run
+    out: dict[int, list[int]] = {}
+    gate = threading.Barrier(len(reqs))
+
+    def client(i: int) -> None:
+        gate.wait()
+        out[i] = engine.infill(reqs[i][0], reqs[i][1], 12, sampler="fast").token_ids
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(len(reqs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    shared_steps = engine.scheduler.steps_run - before
+    assert [out[i] for i in range(len(reqs))] == expected
+    single_steps = sum(engine.infill(p, s, 12, sampler="fast").steps for p, s in reqs)
+    assert shared_steps < single_steps  # they shared steps (all at once: about max, not sum)
+
+
+def test_cancelled_request_leaves_others_running(engine):
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    token = CancelToken()
+    a = dec.start(build_canvas(engine.tokenizer, "x = ", "", 12, engine.context_tokens), PRESETS["quality"],
+                  cancel=token)
+    b = dec.start(build_canvas(engine.tokenizer, "y = ", "", 12, engine.context_tokens), PRESETS["quality"])
+    dec.step([a, b])
+    token.cancel()
+    dec.step([a, b])
+    assert a.done and isinstance(a.error, CancelledError)
+    while not b.done:
+        dec.step([b])
+    assert b.error is None and dec.result(b).steps >= 2
+
+
+@pytest.mark.parametrize("bad", [
+    {"preset": "turbo"}, {"threshold": 1.5}, {"threshold": 0.0}, {"block_size": 0}, {"cache": "lru"},
+    {"sampler": "magic"},
+])
+def test_bad_options_are_refused(engine, bad):
+    kwargs = {"sampler": "fast", **bad}
+    with pytest.raises(InvalidRequestError):
+        engine.infill("x = ", "", 8, **kwargs)
+
+
+def test_presets_are_valid_and_ordered():
+    for name in PRESETS:
+        preset_options(name).validate()
+    assert PRESETS["fast"].threshold < PRESETS["balanced"].threshold < PRESETS["quality"].threshold
