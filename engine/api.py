@@ -14,12 +14,15 @@ from pathlib import Path
 
 import torch
 
+from engine import edit as _edit
 from engine.canvas import build_canvas
 from engine.config import ModelConfig
 from engine.errors import InvalidRequestError
 from engine.fast_sampler import FastDecoder, FastOptions, preset_options
 from engine.loader import load_checkpoint
 from engine.model import Transformer
+from engine.quantize import QUANTIZE_MODES
+from engine.quantize import quantize as apply_quantization
 from engine.sampler import DecodeOptions, reference_infill
 from engine.scheduler import Scheduler
 from engine.tokenizer import Tokenizer
@@ -101,13 +104,20 @@ class Engine:
     @classmethod
     def load(cls, model: str | os.PathLike | None = None, device: str = "auto",
              dtype: str | torch.dtype = "auto", context_tokens: int | None = None,
-             threads: int | None = None) -> Engine:
-        """``model``: None (the embedded default), a local directory, or a hub id."""
+             threads: int | None = None, quantize: str = "none") -> Engine:
+        """``model``: None (the embedded default), a local directory, or a hub id.
+
+        ``quantize="int8"``: dynamic int8 linear layers for CPU inference (implies float32).
+        """
         dev = resolve_device(device)
         if threads:
             torch.set_num_threads(threads)
-        loaded = load_checkpoint(model, resolve_dtype(dtype, dev), dev)
-        return cls(loaded.model, loaded.tokenizer, path=loaded.path, context_tokens=context_tokens)
+        if quantize not in QUANTIZE_MODES:
+            raise InvalidRequestError(f"quantize must be one of {', '.join(QUANTIZE_MODES)}, got {quantize!r}")
+        dt = torch.float32 if quantize == "int8" else resolve_dtype(dtype, dev)
+        loaded = load_checkpoint(model, dt, dev)
+        net = apply_quantization(loaded.model, quantize)
+        return cls(net, loaded.tokenizer, path=loaded.path, context_tokens=context_tokens)
 
     @property
     def device(self) -> torch.device:
@@ -175,3 +185,24 @@ class Engine:
             r.timings["tokenize_ms"] = (t1 - t0) * 1000 / max(1, len(requests))
             r.timings["total_ms"] = (time.perf_counter() - t0) * 1000
         return results
+
+    # ------------------------------------------------------------------ edits (engine/edit.py)
+    def token_scores(self, text: str, stride: int = 8, *,
+                     cancel: CancelToken | None = None) -> list[_edit.TokenScore]:
+        """Per token of ``text``: (char start, char end, probability when masked); batched passes."""
+        with self._lock:
+            return _edit.token_scores(self.model, self.tokenizer, text, stride, self.context_tokens, cancel)
+
+    def refill(self, text: str, spans: Sequence[tuple[int, int]], max_tokens_each: int | Sequence[int] = 8,
+               *, steps: int | None = None, temperature: float = 0.0, seed: int | None = None,
+               cancel: CancelToken | None = None) -> _edit.RefillResult:
+        """New text for several character spans of ``text``, masked at once and filled jointly."""
+        with self._lock:
+            return _edit.refill(self.model, self.tokenizer, text, spans, max_tokens_each, self.context_tokens,
+                                steps=steps, temperature=temperature, seed=seed, cancel=cancel)
+
+    def score_spans(self, text: str, candidates: Sequence[tuple[int, int, str]], *,
+                    cancel: CancelToken | None = None) -> list[float]:
+        """The model's confidence in each ``(start, end, new_text)`` replacement (its tokens masked)."""
+        with self._lock:
+            return _edit.score_spans(self.model, self.tokenizer, text, candidates, self.context_tokens, cancel)

@@ -120,12 +120,15 @@ class EngineSession:
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
         token = cancel.engine_token() if cancel is not None else None
         kwargs: dict[str, Any] = {"temperature": spec.temperature, "seed": spec.seed, "cancel": token}
-        if self._native_presets:
-            kwargs["preset"] = spec.preset
-        else:
+        sampler = spec.sampler
+        if sampler == "auto":  # the fast sampler when the engine has one
+            sampler = "fast" if self._native_sampler else "reference"
+        if sampler == "fast" and self._native_sampler and self._native_presets:
+            kwargs["sampler"], kwargs["preset"] = "fast", spec.preset
+        else:  # the reference sampler: a preset is a number of denoising steps
             kwargs["steps"] = max(1, math.ceil(spec.max_tokens / PRESET_STEP_DIVISOR.get(spec.preset, 1)))
-        if self._native_sampler and spec.sampler != "auto":
-            kwargs["sampler"] = spec.sampler
+            if self._native_sampler:
+                kwargs["sampler"] = "reference"
         t0 = time.perf_counter()
         result: InfillResult = self._engine.infill(spec.prefix, spec.suffix, spec.max_tokens, **kwargs)
         return InfillOutcome(

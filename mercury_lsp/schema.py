@@ -6,9 +6,10 @@ and the edit history records. JSON Schema: ``msgspec.json.schema(Struct)``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
+from msgspec import Meta
 
 SpanKind = Literal["line", "statement", "block"]
 EngineState = Literal["idle", "loading", "ready", "error"]
@@ -99,3 +100,68 @@ class StatsResult(msgspec.Struct, rename="camel", kw_only=True):
     engine_ms_p50: float | None
     engine_ms_p95: float | None
     engine: EngineInfo | None = None
+
+
+# ---------------------------------------------------------------------------- next edit
+# (issue #6: the structured JSON edit format; every output path — LSP, CLI, HTTP — emits it)
+NEXT_EDIT_REQUEST = "mercury/nextEdit"
+COPILOT_INLINE_EDIT_REQUEST = "textDocument/copilotInlineEdit"
+APPLY_EDITS_COMMAND = "mercury.applyEdits"
+EditKind = Literal["rename", "signature", "model"]
+EditSource = Literal["model", "scored"]
+
+
+class TextPosition(msgspec.Struct, frozen=True):
+    """0-based line and character (in ``positionEncoding`` units; UTF-16 unless negotiated)."""
+    line: Annotated[int, Meta(ge=0)]
+    character: Annotated[int, Meta(ge=0)]
+
+
+class TextRange(msgspec.Struct, frozen=True):
+    start: TextPosition
+    end: TextPosition
+
+
+class VersionedDocument(msgspec.Struct, frozen=True):
+    uri: str
+    version: int | None = None
+
+
+class NextEditParams(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
+    """``mercury/nextEdit`` and ``textDocument/copilotInlineEdit`` params."""
+    text_document: VersionedDocument
+    position: TextPosition
+
+
+class PredictedEdit(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
+    """One predicted edit: replace ``range`` of ``uri`` with ``newText``."""
+    uri: str
+    range: TextRange
+    new_text: str
+    confidence: Annotated[float, Meta(ge=0.0, le=1.0)]
+    reason: str  # human-readable: why this location, and where the text came from
+    kind: EditKind = "rename"
+    source: EditSource = "model"  # "model": the model's refill; "scored": the user's text, scored
+    old_text: str = ""
+    document_version: int | None = None  # the version the range refers to (None: a file on disk)
+
+
+class NextEditTimings(msgspec.Struct, kw_only=True):
+    """Milliseconds."""
+    candidates_ms: float = 0.0
+    model_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class NextEditResult(msgspec.Struct, rename="camel", kw_only=True):
+    """The structured next-edit answer (``mercury/nextEdit``, ``mercury-lsp next-edit --json``)."""
+    edits: list[PredictedEdit]
+    model: str = ""
+    version: str = ""  # mercury-lsp's version
+    position_encoding: Literal["utf-8", "utf-16", "utf-32"] = "utf-16"
+    timings: NextEditTimings = msgspec.field(default_factory=NextEditTimings)
+
+
+class ApplyEditsParams(msgspec.Struct, rename="camel", kw_only=True):
+    """Arguments of the ``mercury.applyEdits`` command: edits to validate and apply atomically."""
+    edits: list[PredictedEdit]

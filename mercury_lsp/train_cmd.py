@@ -101,12 +101,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from engine.train.trainer import ModelShape, TrainConfig, Trainer
+    from engine.train.trainer import export_run
 
-    raw = json.loads((args.run / "train_config.json").read_text())
-    raw["shape"] = ModelShape(**raw["shape"])
-    raw.update(data=str(args.data), run_dir=str(args.run), compile=False)
-    trainer = Trainer(TrainConfig(**raw))
     card = args.model_card.read_text() if args.model_card else None
-    print(trainer.export(args.out, card))
+    print(export_run(args.run, args.data, args.out, card))
     return 0

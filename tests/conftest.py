@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# Triton kernels run on the CPU through the interpreter (set before anything imports triton).
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
 # Created once per test session (the server only reads it after `initialized`).
 _RUN = os.environ.get("MERCURY_TEST_RUN", str(os.getpid()))
 TINY_MODEL_DIR = Path(tempfile.gettempdir()) / f"mercury-lsp-tests-{_RUN}" / "tiny"

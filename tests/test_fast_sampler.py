@@ -199,3 +199,18 @@ def test_presets_are_valid_and_ordered():
     for name in PRESETS:
         preset_options(name).validate()
     assert PRESETS["fast"].threshold < PRESETS["balanced"].threshold < PRESETS["quality"].threshold
+
+
+def test_int8_quantized_engine_keeps_fast_equal_to_reference(tmp_path):
+    path = make_tiny_checkpoint(tmp_path / "tiny", seed=5)
+    eng = Engine.load(path, quantize="int8")
+    try:
+        assert eng.dtype == torch.float32
+        for prefix, suffix in CASES[:3]:
+            ref = eng.infill(prefix, suffix, 8)
+            fast = eng.infill(prefix, suffix, 8, sampler="fast", threshold=1.0, block_size=10**6, cache="none")
+            assert fast.token_ids == ref.token_ids
+    finally:
+        eng.close()
+    with pytest.raises(InvalidRequestError, match="quantize"):
+        Engine.load(path, quantize="int4")

@@ -9,7 +9,7 @@ import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: F401
+from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import make_test_lsp_client
 
 from tests.conftest import PROBE_TEXT, probe_positions, serve_command

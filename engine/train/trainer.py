@@ -228,7 +228,16 @@ class Trainer:
         return {"step": self.step, "tokens": self.tokens, "elapsed_s": self.elapsed, "tokens_per_s": tok_s}
 
     def export(self, out: Path, model_card: str | None = None) -> Path:
-        extra = {"MODEL_CARD.md": model_card} if model_card else None
-        model = Transformer(self.model_cfg)
-        model.load_state_dict({k: v.detach().cpu() for k, v in self.model.state_dict().items()})
-        return save_checkpoint(model, self.tokenizer.to_str(), out, extra)
+        self.save()
+        return export_run(self.run, Path(self.cfg.data), out, model_card)
+
+
+def export_run(run: Path, data: Path, out: Path, model_card: str | None = None) -> Path:
+    """Write a run's latest checkpoint in the embedded format (weights only, fp32)."""
+    state = torch.load(Path(run) / "last.pt", map_location="cpu", weights_only=False)
+    cfg = ModelConfig.from_hf_dict(state["model_config"])
+    model = Transformer(cfg)
+    model.load_state_dict(state["model"])
+    tokenizer_json = (Path(data) / "tokenizer.json").read_text(encoding="utf-8")
+    extra = {"MODEL_CARD.md": model_card} if model_card else None
+    return save_checkpoint(model, tokenizer_json, out, extra)
