@@ -67,6 +67,15 @@ def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype
     return table[dtype]
 
 
+def resolve_quantize(quantize: str, dtype: str | torch.dtype, device: torch.device) -> str:
+    if quantize == "auto":
+        return "int8" if device.type == "cpu" and dtype == "auto" else "none"
+    if quantize not in QUANTIZE_MODES:
+        raise InvalidRequestError(f"quantize must be auto or one of {', '.join(QUANTIZE_MODES)}, "
+                                  f"got {quantize!r}")
+    return quantize
+
+
 @dataclass(frozen=True)
 class InfillRequest:
     prefix: str
@@ -104,16 +113,18 @@ class Engine:
     @classmethod
     def load(cls, model: str | os.PathLike | None = None, device: str = "auto",
              dtype: str | torch.dtype = "auto", context_tokens: int | None = None,
-             threads: int | None = None, quantize: str = "none") -> Engine:
+             threads: int | None = None, quantize: str = "auto") -> Engine:
         """``model``: None (the embedded default), a local directory, or a hub id.
 
-        ``quantize="int8"``: dynamic int8 linear layers for CPU inference (implies float32).
+        ``quantize``: ``"int8"`` makes the blocks' linear layers dynamic-int8 (CPU, implies
+        float32); ``"none"`` keeps ``dtype``; ``"auto"`` is int8 on the CPU when ``dtype`` is
+        ``"auto"`` too — measured fastest there for the small models the CPU runs
+        (benchmarks/engine_speed) — and none elsewhere.
         """
         dev = resolve_device(device)
         if threads:
             torch.set_num_threads(threads)
-        if quantize not in QUANTIZE_MODES:
-            raise InvalidRequestError(f"quantize must be one of {', '.join(QUANTIZE_MODES)}, got {quantize!r}")
+        quantize = resolve_quantize(quantize, dtype, dev)
         dt = torch.float32 if quantize == "int8" else resolve_dtype(dtype, dev)
         loaded = load_checkpoint(model, dt, dev)
         net = apply_quantization(loaded.model, quantize)

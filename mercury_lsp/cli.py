@@ -78,7 +78,8 @@ def _optional_subcommands() -> list[Callable[[argparse._SubParsersAction], None]
     """Subcommands whose modules add them (kept out of this file to keep it thin)."""
     adders = []
     for module, attr in (("mercury_lsp.train_cmd", "add_subcommand"),
-                         ("mercury_lsp.server", "add_subcommand")):
+                         ("mercury_lsp.server", "add_subcommand"),
+                         ("mercury_lsp.next_edit_cmd", "add_subcommand")):
         try:
             mod = __import__(module, fromlist=[attr])
         except ModuleNotFoundError as exc:

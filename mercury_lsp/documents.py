@@ -360,6 +360,9 @@ class DocumentStore:
     def __len__(self) -> int:
         return len(self._docs)
 
+    def __iter__(self) -> Iterator[Document]:
+        return iter(list(self._docs.values()))
+
     def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
         doc = Document(uri, language_id, version, text, self._grammar_for(language_id, uri))
         self._docs[uri] = doc

@@ -111,6 +111,11 @@ class EngineSession:
         return self._engine.context_tokens
 
     @property
+    def engine(self) -> Engine:
+        """The loaded engine, for feature jobs that need more than ``infill`` (worker thread only)."""
+        return self._engine
+
+    @property
     def chars_per_token(self) -> float:
         return self.info.chars_per_token
 

@@ -323,6 +323,8 @@ def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> Me
     def shutdown(ls: MercuryServer, params: Any) -> None:
         ls.completions.cancel_all()
 
+    from mercury_lsp import next_edit_lsp  # next-edit suggestions (issue #6)
+    next_edit_lsp.register(server)
     return server
 
 

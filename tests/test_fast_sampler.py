@@ -214,3 +214,13 @@ def test_int8_quantized_engine_keeps_fast_equal_to_reference(tmp_path):
         eng.close()
     with pytest.raises(InvalidRequestError, match="quantize"):
         Engine.load(path, quantize="int4")
+
+
+def test_engine_load_defaults_to_int8_on_cpu(tmp_path):
+    path = make_tiny_checkpoint(tmp_path / "tiny", seed=6)
+    eng = Engine.load(path)
+    quantized = [m for m in eng.model.modules() if "quantized" in type(m).__module__]
+    assert quantized, "quantize='auto' with dtype='auto' on the CPU should give int8 linear layers"
+    assert eng.infill("x = ", "", 4, sampler="fast").steps >= 1
+    plain = Engine.load(path, dtype="float32")
+    assert not [m for m in plain.model.modules() if "quantized" in type(m).__module__]

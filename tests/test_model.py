@@ -107,7 +107,7 @@ def test_dtype_auto_resolution():
 
 def test_engine_load_dtype(tmp_path):
     path = make_tiny_checkpoint(tmp_path / "tiny")
-    auto = Engine.load(path, device="cpu", dtype="auto")
+    auto = Engine.load(path, device="cpu", dtype="auto", quantize="none")
     assert auto.dtype == resolve_dtype("auto", CPU)
     assert auto.device == CPU
     bf16 = Engine.load(path, device="cpu", dtype="bfloat16")
