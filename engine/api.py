@@ -92,7 +92,8 @@ class Engine:
         self.tokenizer = tokenizer
         self.config: ModelConfig = model.config
         self.path = path
-        limit = context_tokens or min(self.config.max_position_embeddings, DEFAULT_CONTEXT_TOKENS)
+        limit = context_tokens or self.config.context_tokens or min(self.config.max_position_embeddings,
+                                                                    DEFAULT_CONTEXT_TOKENS)
         self.context_tokens = min(limit, self.config.max_position_embeddings)
         self._lock = threading.Lock()
         self._scheduler: Scheduler | None = None

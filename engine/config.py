@@ -52,6 +52,9 @@ class ModelConfig:
     pad_token: str | None = None
     pad_token_id: int | None = None
     eos_token_id: int | None = None
+    # The context budget (prefix + span + suffix tokens) the model was trained for; the engine
+    # uses it as its default budget (None: min(max_position_embeddings, engine default)).
+    context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         positive = ("vocab_size", "hidden_size", "intermediate_size", "num_layers", "num_heads",
@@ -63,6 +66,10 @@ class ModelConfig:
         if self.num_heads % self.num_kv_heads:
             raise ConfigError(
                 f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})")
+        if self.context_tokens is not None and not (isinstance(self.context_tokens, int)
+                                                    and 16 <= self.context_tokens <= self.max_position_embeddings):
+            raise ConfigError(f"context_tokens must be an integer in [16, max_position_embeddings], "
+                              f"got {self.context_tokens!r}")
         if self.head_dim % 2:
             raise ConfigError(f"head_dim must be even for rotary embeddings, got {self.head_dim}")
 
@@ -128,6 +135,7 @@ class ModelConfig:
             pad_token=raw.get("pad_token"),
             pad_token_id=raw.get("pad_token_id"),
             eos_token_id=_first_id(raw.get("eos_token_id")),
+            context_tokens=raw.get("context_tokens"),
         )
 
     @classmethod
@@ -179,6 +187,8 @@ class ModelConfig:
             "mask_token": self.mask_token,
             "pad_token": self.pad_token,
         }
+        if self.context_tokens is not None:
+            out["context_tokens"] = self.context_tokens
         return out
 
     def replace(self, **changes: Any) -> ModelConfig:

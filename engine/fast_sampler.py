@@ -37,7 +37,6 @@ from torch import Tensor
 
 from engine.canvas import Canvas, span_text
 from engine.errors import CancelledError, InvalidRequestError
-from engine.kernels import fused_lm_head_confidence
 from engine.model import KV, Transformer
 from engine.sampler import (
     CONFIDENCE_KINDS,
@@ -280,6 +279,8 @@ class FastDecoder:
         opts = s.opts
         if (logits is None and hidden is not None and hidden.is_cuda and opts.temperature == 0
                 and not (s.canvas.heal_bytes and bool((offsets == 0).any()))):
+            from engine.kernels import fused_lm_head_confidence  # CUDA only: Triton is heavy to import
+
             out = fused_lm_head_confidence(hidden, self.model.output_embedding,
                                            with_entropy=opts.confidence == "neg_entropy",
                                            with_margin=opts.confidence == "margin")

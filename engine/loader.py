@@ -23,6 +23,7 @@ from engine.model import Transformer
 from engine.tokenizer import Tokenizer
 
 EMBEDDED_DIR = Path(__file__).parent / "models" / "mercury-coder-tiny"
+META_INIT_MIN_PARAMS = 100_000_000
 
 
 @dataclass
@@ -163,7 +164,10 @@ def remap_state_dict(state: dict[str, torch.Tensor], cfg: ModelConfig) -> dict[s
 
 def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], dtype: torch.dtype,
                 device: torch.device) -> Transformer:
-    with torch.device("meta"):
+    if cfg.num_parameters > META_INIT_MIN_PARAMS:  # big: never allocate twice
+        with torch.device("meta"):
+            model = Transformer(cfg)
+    else:  # small: plain init is cheap, and meta init imports sympy (~150 MB of RSS)
         model = Transformer(cfg)
     expected = dict(model.state_dict())
     if cfg.tie_word_embeddings:

@@ -17,6 +17,7 @@ A request whose document moved on while the model worked answers no edits (never
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from functools import partial
@@ -52,8 +53,8 @@ COPILOT_NOTIFICATIONS = ("textDocument/didShowInlineEdit", "textDocument/didFocu
 
 
 class StaleVersion(JsonRpcException):
-    code = CONTENT_MODIFIED
-    message = "ContentModified"
+    CODE = CONTENT_MODIFIED
+    MESSAGE = "ContentModified"
 
 
 def _params(raw: Any, cls: type) -> Any:
@@ -284,7 +285,7 @@ def register(server) -> None:
         service.validate(p.edits)
         if not p.edits:
             return {"applied": True}
-        resp = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(
-            edit=service.workspace_edit(p.edits), label=CODE_ACTION_TITLE))
+        resp = await asyncio.wait_for(ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(
+            edit=service.workspace_edit(p.edits), label=CODE_ACTION_TITLE)), NEXT_EDIT_TIMEOUT_S)
         return {"applied": bool(getattr(resp, "applied", False)),
                 "failureReason": getattr(resp, "failure_reason", None)}

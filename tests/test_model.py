@@ -164,3 +164,16 @@ def test_embedded_default_model_loads():
     assert engine.config.model_type == "mercury"
     result = engine.infill("def add(a, b):\n    return ", "\n", max_tokens=4)
     assert result.steps >= 1
+
+
+def test_meta_init_path_loads_the_same_weights(tmp_path, monkeypatch):
+    """Big checkpoints are built on the meta device (never allocated twice); small ones plainly."""
+    import engine.loader as loader
+
+    path = make_tiny_checkpoint(tmp_path / "tiny", seed=4)
+    plain = loader.load_checkpoint(path, torch.float32, CPU).model
+    monkeypatch.setattr(loader, "META_INIT_MIN_PARAMS", 0)
+    meta = loader.load_checkpoint(path, torch.float32, CPU).model
+    x = torch.randint(0, plain.config.vocab_size, (2, 9))
+    with torch.inference_mode():
+        assert torch.equal(plain(x), meta(x))

@@ -44,9 +44,20 @@ def apply_lsp(text: str, edits: list[dict]) -> str:
                               for e in edits])
 
 
+class Client(RawClient):
+    """Answers ``workspace/applyEdit`` as an editor that applied it."""
+
+    def _dispatch(self, msg: dict) -> None:
+        if msg.get("method") == "workspace/applyEdit" and "id" in msg:
+            self.server_requests.append(msg)
+            self.send({"jsonrpc": "2.0", "id": msg["id"], "result": {"applied": True}})
+            return
+        super()._dispatch(msg)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(tiny_model):
-    c = await RawClient.start(*serve_command())
+    c = await Client.start(*serve_command())
     await c.initialize({}, capabilities={"general": {"positionEncodings": ["utf-16"]},
                                          "textDocument": {"synchronization": {}},
                                          "workspace": {"applyEdit": True}})
@@ -107,8 +118,9 @@ async def test_code_action_carries_one_versioned_workspace_edit(server: RawClien
 async def test_apply_command_sends_one_workspace_edit(server: RawClient):
     edits = (await server.request("mercury/nextEdit", params()))["edits"]
     before = len(server.server_requests)
-    await server.request("workspace/executeCommand", {"command": "mercury.applyEdits",
-                                                      "arguments": [{"edits": edits}]})
+    result = await server.request("workspace/executeCommand", {"command": "mercury.applyEdits",
+                                                               "arguments": [{"edits": edits}]})
+    assert result["applied"] is True
     sent = server.server_requests[before:]
     assert [m["method"] for m in sent] == ["workspace/applyEdit"]
     (change,) = sent[0]["params"]["edit"]["documentChanges"]
