@@ -33,10 +33,10 @@ from engine.canvas import span_text
 from engine.errors import InvalidRequestError
 from engine.model import Transformer
 from engine.sampler import (
-    _fill_after_stop,
     commit_count,
     constrain_logits,
     eligible_confidence,
+    fill_after_stop,
     make_generator,
     predict,
     shift_logits,
@@ -329,7 +329,7 @@ def refill(model: Transformer, tok: Tokenizer, text: str, spans: Sequence[tuple[
         for i, (s, n) in enumerate(zip(lay.starts, lay.lengths, strict=True)):
             sel = span_of == i
             d = decided[sel].clone()
-            _fill_after_stop(x[0, s:s + n], d, stop_ids, tok.pad_id)
+            fill_after_stop(x[0, s:s + n], d, stop_ids, tok.pad_id)
             decided[sel] = d
     fills = []
     for i, (s, n) in enumerate(zip(lay.starts, lay.lengths, strict=True)):

@@ -174,7 +174,7 @@ def reference_infill(model: Transformer, tok: Tokenizer, canvas: Canvas, opts: D
         decided[pos] = True
         conf_of[pos] = conf[chosen].float()
         step += 1
-        _fill_after_stop(x[0, start:start + n], decided, stop_ids, tok.pad_id)
+        fill_after_stop(x[0, start:start + n], decided, stop_ids, tok.pad_id)
         if callback is not None:
             callback(StepEvent(step, pos.tolist(), x[0, start:start + n].tolist(),
                                conf[chosen].float().tolist()))
@@ -188,7 +188,7 @@ def reference_infill(model: Transformer, tok: Tokenizer, canvas: Canvas, opts: D
         stop_reason="stop" if count < n else "length", timings={"decode_ms": elapsed})
 
 
-def _fill_after_stop(span: Tensor, decided: Tensor, stop_ids: Tensor, pad_id: int) -> None:
+def fill_after_stop(span: Tensor, decided: Tensor, stop_ids: Tensor, pad_id: int) -> None:
     """Once a stop token is committed, the undecided positions to its right become padding."""
     stops = (torch.isin(span, stop_ids) & decided).nonzero().flatten()
     if stops.numel():

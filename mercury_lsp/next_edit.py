@@ -65,7 +65,8 @@ class NextEditOptions(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_
     """Tuning of next-edit prediction (typed; defaults are the shipped behaviour)."""
     max_history_records: int = 8  # edit records per document looked at (newest first)
     max_documents: int = 2  # most recently edited documents whose edits drive predictions
-    max_candidates: int = 64  # locations refilled per request
+    max_candidates: int = 2000  # locations returned per request (syntax-tied)
+    max_model_candidates: int = 64  # of them, the nearest to the cursor are refilled and scored
     refill_slack_tokens: int = 4  # mask positions beyond the expected text's length
     window_fill: float = 0.8  # share of the model's context a refill window may use
     model_min_confidence: float = 0.6  # a free model refill (not the user's text) needs this
@@ -827,7 +828,7 @@ def _predict_with_model(model: EditModel, query: NextEditQuery, cands: list[Cand
             for _, c, (new_text, source, conf), text in decided:
                 if conf < 0:
                     conf = next(it)
-                    shown = text.strip().replace("\ufffd", "")[:REASON_TEXT_CHARS]
+                    shown = "".join(ch for ch in text.strip() if ch.isprintable() and ch != "\ufffd")[:REASON_TEXT_CHARS]
                     reason = f"{c.reason}; the model's refill was {shown!r}, the user's text scored"
                 else:
                     reason = f"{c.reason}; refilled by the model"
@@ -927,20 +928,27 @@ def apply_edits(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
 
 
 def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, cancel=None) -> Outcome:
-    """Candidates (syntax), refill and scores (model), checks and ranking. ``model=None``: the
-    syntax-tied candidates only, each with the user's text and confidence 0."""
+    """Candidates (syntax), refill and scores (model), checks and ranking. ``model=None`` (and
+    locations beyond ``max_model_candidates``): the syntax-tied text, source "syntax",
+    confidence 0."""
     t0 = time.perf_counter()
     cands, parsed = find_candidates(query, grammars)
-    cands = cands[: query.options.max_candidates]
+    opts = query.options
+    cands.sort(key=lambda c: (c.uri != query.cursor_uri, abs(c.start - query.cursor)))
+    cands = cands[: opts.max_candidates]
     t1 = time.perf_counter()
     _check(cancel)
+    checked, rest = cands[: opts.max_model_candidates], cands[opts.max_model_candidates:]
     if model is None:
-        preds = [Prediction(c.uri, c.start, c.end, c.expected, 0.0, c.reason, c.kind, "scored", c.old_text)
-                 for c in cands if c.expected is not None]
-    else:
-        if not cands:
-            cands = _drop_candidates(model, query, parsed, cancel)
-        preds = _predict_with_model(model, query, cands, parsed, grammars, cancel) if cands else []
+        checked, rest = [], cands
+    elif not cands:
+        checked = _drop_candidates(model, query, parsed, cancel)
+    preds = _predict_with_model(model, query, checked, parsed, grammars, cancel) if checked else []
+    preds += [Prediction(c.uri, c.start, c.end, c.expected, 0.0,
+                         f"{c.reason}; not checked by the model (beyond the {opts.max_model_candidates} "
+                         f"nearest locations)" if model is not None else c.reason,
+                         c.kind, "syntax", c.old_text)
+              for c in rest if c.expected is not None]
     preds = [p for p in preds if p.new_text != p.old_text]
     preds = _keep_parsing(preds, parsed, grammars)
     cursor_doc = query.cursor_uri

@@ -257,7 +257,7 @@ def register(server) -> None:
                             for k in only):
             return []
         doc = ls.docs.get(params.text_document.uri)
-        if doc is None:
+        if doc is None or len(ls.docs.history) == 0:  # nothing edited yet: no model work
             return []
         pos = params.range.start
         try:

@@ -108,7 +108,7 @@ NEXT_EDIT_REQUEST = "mercury/nextEdit"
 COPILOT_INLINE_EDIT_REQUEST = "textDocument/copilotInlineEdit"
 APPLY_EDITS_COMMAND = "mercury.applyEdits"
 EditKind = Literal["rename", "signature", "model"]
-EditSource = Literal["model", "scored"]
+EditSource = Literal["model", "scored", "syntax"]
 
 
 class TextPosition(msgspec.Struct, frozen=True):
@@ -141,7 +141,9 @@ class PredictedEdit(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     confidence: Annotated[float, Meta(ge=0.0, le=1.0)]
     reason: str  # human-readable: why this location, and where the text came from
     kind: EditKind = "rename"
-    source: EditSource = "model"  # "model": the model's refill; "scored": the user's text, scored
+    # "model": the model's refill; "scored": the user's text, scored by the model; "syntax": the
+    # user's text at a location the model did not check (confidence 0)
+    source: EditSource = "model"
     old_text: str = ""
     document_version: int | None = None  # the version the range refers to (None: a file on disk)
 
