@@ -202,7 +202,7 @@ class Trainer:
                 self.step += 1
                 self.tokens += n
                 window_tokens += n
-                window_loss += float(loss)
+                window_loss += float(loss.detach())
                 bar.update(n)
                 if self.step % cfg.log_every == 0:
                     now = time.perf_counter()

@@ -1,0 +1,103 @@
+"""The embedded model's pipeline on a toy corpus: corpus rules, tokenizer, training, resume, export."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import Engine
+from engine.train.corpus import build_corpus, read_documents
+from engine.train.examples import ExampleMaker
+from engine.train.tokens import load_tokenizer, load_tokens, prepare_tokens
+from engine.train.trainer import ModelShape, TrainConfig, Trainer, export_run
+
+SOLUTION = "    return sorted(set(numbers_list_with_duplicates_that_we_need))[::-1]\n"
+
+
+def _fake_stdlib(root: Path) -> None:
+    (root / "pkg").mkdir(parents=True)
+    (root / "test").mkdir()
+    body = "".join(f"def function_{i}(value):\n    return value * {i} + {i % 7}\n\n" for i in range(40))
+    (root / "pkg" / "a.py").write_text("import os\n\n" + body)
+    (root / "pkg" / "b.py").write_text("import sys\n\n" + body.replace("value", "item"))
+    (root / "pkg" / "dup.py").write_text("import os\n\n" + body + "   \n")  # same file, trailing blanks
+    (root / "test" / "test_a.py").write_text("def test_x():\n    assert True\n" * 10)
+    (root / "pkg" / "leak.py").write_text("def unique(numbers_list_with_duplicates_that_we_need):\n" + SOLUTION * 3)
+    for i in range(30):
+        (root / "pkg" / f"mod{i}.py").write_text(f"class Thing{i}:\n" + "".join(
+            f"    def method_{j}(self, x):\n        return x + {i * j}\n\n" for j in range(20)))
+
+
+def _fake_eval(root: Path) -> Path:
+    root.mkdir(parents=True)
+    problem = {"task_id": "T/0", "entry_point": "unique", "prompt": "def unique(x):\n",
+               "suffix": "", "canonical_solution": SOLUTION, "test": ""}
+    with gzip.open(root / "Fake.jsonl.gz", "wt") as fh:
+        fh.write(json.dumps(problem) + "\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("pipeline")
+    _fake_stdlib(base / "stdlib")
+    out = base / "corpus"
+    report = build_corpus(out, packages=[], eval_dir=_fake_eval(base / "eval"), stdlib_root=base / "stdlib",
+                          heldout_frac=0.1)
+    assert report.dropped_tests == 1
+    assert report.dropped_duplicates == 1
+    assert report.dropped_contaminated == 1 and report.contaminated_examples == ["stdlib/pkg/leak.py"]
+    prepare_tokens(out, vocab_size=400)
+    return out
+
+
+def test_corpus_rules_and_provenance(corpus):
+    paths = [d["path"] for split in ("train", "heldout") for d in read_documents(corpus / f"{split}.jsonl.gz")]
+    assert "stdlib/pkg/leak.py" not in paths and "stdlib/test/test_a.py" not in paths
+    assert len(paths) == len(set(paths)) == 32
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    assert manifest["report"]["sources"]["stdlib"]["license"] == "PSF-2.0"
+    held = [d["path"] for d in read_documents(corpus / "heldout.jsonl.gz")]
+    assert 0 < len(held) < len(paths)  # a deterministic held-out split by path hash
+
+
+def test_tokenizer_has_the_sampler_specials(corpus):
+    tok = load_tokenizer(corpus)
+    for name in ("<|pad|>", "<|mask|>", "<|endoftext|>"):
+        assert tok.token_to_id(name) is not None
+    stream = load_tokens(corpus, "train")
+    assert stream.dtype == np.uint16 and stream.size > 1000
+
+
+def test_infill_examples_mask_only_the_span(corpus):
+    tok = load_tokenizer(corpus)
+    docs = [d["text"] for d in read_documents(corpus / "train.jsonl.gz")]
+    maker = ExampleMaker(tok, load_tokens(corpus, "train"), docs, 64, tok.token_to_id("<|mask|>"),
+                         tok.token_to_id("<|pad|>"), seed=0)
+    batch = maker.batch(8, infill_frac=1.0)
+    assert batch.masked.any(axis=1).all()
+    assert (batch.inputs[batch.masked] == tok.token_to_id("<|mask|>")).all()
+    assert (batch.weight[~batch.masked] == 0).all()
+
+
+def test_train_resume_and_export(corpus, tmp_path):
+    shape = ModelShape(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
+                       max_position_embeddings=128)
+    cfg = TrainConfig(data=str(corpus), run_dir=str(tmp_path / "run"), shape=shape, seq_len=64, batch_size=4,
+                      total_tokens=2_000, warmup_steps=2, log_every=2, eval_every=4, compile=False)
+    first = Trainer(cfg).fit()
+    assert first["tokens"] >= 2_000
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert log and all(np.isfinite(r["loss"]) for r in log) and any("heldout_loss" in r for r in log)
+    more = Trainer(TrainConfig(**{**cfg.__dict__, "total_tokens": 3_000})).fit()  # resumes
+    assert more["step"] > first["step"] and more["tokens"] >= 3_000
+    out = export_run(tmp_path / "run", corpus, tmp_path / "model", "# card\n")
+    engine = Engine.load(out, dtype="float32")
+    assert engine.config.context_tokens == int(64 * 1.2)
+    assert (out / "MODEL_CARD.md").read_text() == "# card\n"
+    result = engine.infill("def f(x):\n    return ", "\n", 4)
+    assert result.steps >= 1
