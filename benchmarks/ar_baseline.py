@@ -3,7 +3,9 @@
 It runs ``engine.model.Transformer`` (same config, same code path) as a left-to-right decoder:
 one prefill over the prompt, then one forward per generated token with a preallocated
 key/value cache (each new token attends to every cached position and itself: causal
-incremental decoding). Weights may be random: this measures speed, not quality.
+incremental decoding). The benchmark runs it on the engine's own model object — same weights,
+dtype and quantization — so the two rows differ only in how they decode; its text is
+meaningless (the weights are not an autoregressive model's): this measures speed only.
 """
 
 from __future__ import annotations
@@ -59,11 +61,3 @@ class ARDecoder:
             out.append(int(token))
             forwards += 1
         return ARResult(out, forwards, (time.perf_counter() - t0) * 1000)
-
-
-def random_twin(model: Transformer, seed: int = 0) -> Transformer:
-    """A model of the same config with random weights (the baseline's quality is irrelevant)."""
-    torch.manual_seed(seed)
-    twin = Transformer(model.config)
-    p = next(model.parameters())
-    return twin.to(device=p.device, dtype=p.dtype).eval()
