@@ -161,6 +161,27 @@ def _new_name(old: str, taken: set[str]) -> str | None:
 
 
 # ---------------------------------------------------------------------------- case builders
+def _rename_case(kind: str, path: str, held: bool, text: str, name: str, start: int, uses: list[int],
+                 taken: set[str]) -> Case | None:
+    """The user renames ``name`` at ``start``; its other occurrences (``uses``, sorted) must follow.
+
+    None when ``name`` is not at ``start`` and at every use, when there is no other use, or when
+    the new name is already ``taken``.
+    """
+    if text[start:start + len(name)] != name:
+        return None
+    uses = [u for u in uses if u != start]
+    if not uses or any(text[u:u + len(name)] != name for u in uses):
+        return None
+    new = _new_name(name, taken)
+    if new is None:
+        return None
+    after = text[:start] + new + text[start + len(name):]
+    d = len(new) - len(name)
+    expected = [(u + (d if u > start else 0), u + (d if u > start else 0) + len(name), new) for u in uses]
+    return Case(kind, path, held, text, after, start + len(new), expected)
+
+
 def _name_cases(kind: str, path: str, held: bool, text: str, tree: ast.Module, off: Offsets) -> list[Case]:
     cases = []
     all_names = _names_in(tree)
@@ -183,20 +204,13 @@ def _name_cases(kind: str, path: str, held: bool, text: str, tree: ast.Module, o
                 first.setdefault(n.id, n)
             choices = [(name, off.at(n.lineno, n.col_offset)) for name, n in first.items()]
         for name, start in choices:
-            if len(name) < 2 or name in nested or text[start:start + len(name)] != name:
+            if len(name) < 2 or name in nested:
                 continue
             uses = sorted(off.at(n.lineno, n.col_offset) for n in own if isinstance(n, ast.Name) and n.id == name)
-            uses = [u for u in uses if u != start]
-            if not uses or any(text[u:u + len(name)] != name for u in uses):
-                continue
-            new = _new_name(name, all_names)
-            if new is None:
-                continue
-            after = text[:start] + new + text[start + len(name):]
-            d = len(new) - len(name)
-            expected = [(u + (d if u > start else 0), u + (d if u > start else 0) + len(name), new) for u in uses]
-            cases.append(Case(kind, path, held, text, after, start + len(new), expected))
-            break  # one case per function
+            case = _rename_case(kind, path, held, text, name, start, uses, all_names)
+            if case is not None:
+                cases.append(case)
+                break  # one case per function
     return cases
 
 
@@ -240,19 +254,10 @@ def _attr_cases(kind: str, path: str, held: bool, text: str, tree: ast.Module, o
             start = off.at(first.end_lineno, first.end_col_offset) - len(name)
             targets.append((name, start))
     for name, start in sorted(targets, key=lambda t: t[1]):
-        if text[start:start + len(name)] != name:
-            continue
         uses = sorted(off.at(n.end_lineno, n.end_col_offset) - len(n.attr) for n in attrs if n.attr == name)
-        uses = [u for u in uses if u != start]
-        if not uses or any(text[u:u + len(name)] != name for u in uses):
-            continue
-        new = _new_name(name, all_names)
-        if new is None:
-            continue
-        after = text[:start] + new + text[start + len(name):]
-        d = len(new) - len(name)
-        expected = [(u + (d if u > start else 0), u + (d if u > start else 0) + len(name), new) for u in uses]
-        cases.append(Case(kind, path, held, text, after, start + len(new), expected))
+        case = _rename_case(kind, path, held, text, name, start, uses, all_names)
+        if case is not None:
+            cases.append(case)
     return cases
 
 

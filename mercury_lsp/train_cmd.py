@@ -30,8 +30,7 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     prep.set_defaults(func=_prepare)
 
     fit = tsub.add_parser("fit", help="train (resumable: rerun with the same --run to continue)")
-    fit.add_argument("--data", type=Path, default=CACHE / "corpus")
-    fit.add_argument("--run", type=Path, default=CACHE / "runs" / "embedded")
+    _add_data_and_run(fit)
     fit.add_argument("--minutes", type=float, default=0.0, help="stop after this wall time")
     fit.add_argument("--total-tokens", type=float, default=60e6, help="LR schedule horizon")
     fit.add_argument("--hidden-size", type=int, default=256)
@@ -50,11 +49,16 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     fit.set_defaults(func=_fit)
 
     exp = tsub.add_parser("export", help="write the run's weights in the embedded format")
-    exp.add_argument("--data", type=Path, default=CACHE / "corpus")
-    exp.add_argument("--run", type=Path, default=CACHE / "runs" / "embedded")
+    _add_data_and_run(exp)
     exp.add_argument("--out", type=Path, required=True)
     exp.add_argument("--model-card", type=Path, default=None)
     exp.set_defaults(func=_export)
+
+
+def _add_data_and_run(p: argparse.ArgumentParser) -> None:
+    """The prepared corpus and the run directory, shared by ``fit`` and ``export``."""
+    p.add_argument("--data", type=Path, default=CACHE / "corpus")
+    p.add_argument("--run", type=Path, default=CACHE / "runs" / "embedded")
 
 
 def _prepare(args: argparse.Namespace) -> int:

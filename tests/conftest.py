@@ -52,3 +52,17 @@ def tiny_model() -> Path:
                        env={**os.environ, "PYTHONHASHSEED": "0"})
     yield TINY_MODEL_DIR
     shutil.rmtree(TINY_MODEL_DIR.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny tensors: one torch thread is much faster than two on a shared, busy machine.
+
+    Module-scoped; a module opts in with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

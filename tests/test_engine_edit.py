@@ -12,44 +12,26 @@ import random
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from engine import CancelledError, CancelToken, Engine, InvalidRequestError
-from engine.config import ModelConfig
-from engine.loader import save_checkpoint
-from engine.model import Transformer
 from engine.testing import make_tiny_checkpoint
-from engine.tokenizer import Tokenizer
-from engine.train.bpe import MASK_TOKEN, PAD_TOKEN, train_bpe
+from tests.toy_model import toy_vocab, train_toy
 
 LETTERS = "abcdefgh"
 SEQ_LEN = 6  # "p:a,a."
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
-    hf = train_bpe(["abc"], 259)  # byte-level, no merges: one token per character
-    cfg = ModelConfig(vocab_size=hf.get_vocab_size(), hidden_size=64, intermediate_size=128, num_layers=2,
-                      num_heads=4, num_kv_heads=2, head_dim=16, max_position_embeddings=64,
-                      tie_word_embeddings=False, mask_token=MASK_TOKEN, pad_token=PAD_TOKEN)
-    tok = Tokenizer.from_tokenizer(hf, cfg)
-    torch.manual_seed(0)
+    vocab = toy_vocab()
     rng = random.Random(0)
-    model = Transformer(cfg)
-    with torch.no_grad():
-        model.lm_head.weight.normal_(0, 0.02)
-    steps, lr, batch = 250, 5e-3, 128
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    for step in range(steps):
-        ids = torch.tensor([hf.encode(f"p:{x},{x}.").ids for x in (rng.choice(LETTERS) for _ in range(batch))])
+    batch = 128
+
+    def make_batch():
+        ids = torch.tensor([vocab.hf.encode(f"p:{x},{x}.").ids for x in (rng.choice(LETTERS) for _ in range(batch))])
         t = torch.rand(batch, 1) * 0.95 + 0.05
         masked = torch.rand(batch, SEQ_LEN) < t
         both = masked[:, 2] & masked[:, 4] & (torch.rand(batch) < 0.7)  # usually reveal one X
@@ -57,15 +39,9 @@ def toy(tmp_path_factory):
         masked[both & side, 2] = False
         masked[both & ~side, 4] = False
         masked[:, 2] |= ~masked.any(1)
-        x = torch.where(masked, torch.full_like(ids, tok.mask_id), ids)
-        loss = F.cross_entropy(model(x)[masked], ids[masked])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        for g in opt.param_groups:
-            g["lr"] = lr * min(1.0, (step + 1) / 20) * (1 - step / steps)
-    path = save_checkpoint(model.eval(), hf.to_str(), tmp_path_factory.mktemp("toy-edit"))
-    return Engine.load(path, device="cpu", dtype="float32")
+        return ids, masked, None
+
+    return train_toy(vocab, make_batch, 250, tmp_path_factory.mktemp("toy-edit"))
 
 
 @pytest.fixture(scope="module")

@@ -30,13 +30,7 @@ LLADA_MASK = "<|mdm_mask|>"
 CPU = torch.device("cpu")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """Tiny tensors: one thread is much faster than two on a shared, busy machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------------- builders

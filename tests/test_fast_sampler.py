@@ -26,12 +26,7 @@ CASES = [
 EXACT = FastOptions(block_size=10**6, threshold=None, cache="none", initial_span=None)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from engine.kernels.lm_head_confidence import (  # noqa: E402
     lm_head_confidence_reference,
     lm_head_confidence_triton,
 )
+from tests.kernel_asserts import assert_close, interpreter_only  # noqa: E402
 
 NAN = float("nan")
 # Kernel vs the fp32-logit reference: the products of the inputs are exact in fp32 for every
@@ -30,34 +31,10 @@ TOL = {
 # Two tokens whose fp32 logits are this close may swap under a different summation order.
 TIE_LOGIT_TOL = 1e-4
 
-needs_interpreter = pytest.mark.skipif(
-    not HAS_TRITON or type(lm_mod._lm_head_confidence_kernel).__name__ != "InterpretedFunction",
-    reason="needs triton with TRITON_INTERPRET=1 set before triton is imported (./dev test sets it)")
+needs_interpreter = interpreter_only(lm_mod._lm_head_confidence_kernel)
 
 
 # ---------------------------------------------------------------------------- helpers
-def assert_close(name: str, actual: torch.Tensor, expected: torch.Tensor, *, atol: float, rtol: float) -> None:
-    """allclose with NaN == NaN, and a report of the worst element on failure."""
-    a, e = actual.detach().double().cpu(), expected.detach().double().cpu()
-    assert a.shape == e.shape, f"{name}: shape {tuple(a.shape)} != reference {tuple(e.shape)}"
-    nan_a, nan_e = a.isnan(), e.isnan()
-    if not torch.equal(nan_a, nan_e):
-        i = int((nan_a != nan_e).nonzero()[0, 0])
-        raise AssertionError(f"{name}: NaN pattern differs ({int(nan_a.sum())} NaN in kernel output, "
-                             f"{int(nan_e.sum())} in reference); first at row {i}: kernel {a[i].item()!r} "
-                             f"vs reference {e[i].item()!r}")
-    same = (a == e) | (nan_a & nan_e)
-    diff = torch.where(same, 0.0, (a - e).abs())
-    excess = diff - (atol + rtol * e.abs().nan_to_num(0.0, 0.0, 0.0))
-    if bool((excess > 0).any()):
-        i = int(excess.flatten().argmax())
-        idx = tuple(int(k) for k in torch.unravel_index(torch.tensor(i), a.shape))
-        raise AssertionError(
-            f"{name}: {int((excess > 0).sum())} of {a.numel()} elements out of tolerance "
-            f"(atol={atol:g}, rtol={rtol:g}); max abs diff {float(diff.max()):.3e}; worst at index "
-            f"{idx}: kernel {a[idx].item()!r} vs reference {e[idx].item()!r}")
-
-
 def assert_tokens(actual: torch.Tensor, expected: torch.Tensor, logits: torch.Tensor) -> None:
     """Equal tokens, except where the reference's logits of both tokens tie within rounding."""
     for r in (actual != expected).nonzero().flatten().tolist():

@@ -17,6 +17,7 @@ from engine.kernels.rmsnorm import (  # noqa: E402
     rmsnorm_triton,
 )
 from engine.model import RMSNorm  # noqa: E402
+from tests.kernel_asserts import assert_close, interpreter_only  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 # y: the kernel and torch differ only in the order of the sum of squares and in rsqrt's last
@@ -24,35 +25,10 @@ NAN, INF = float("nan"), float("inf")
 # normalized value and one more after the weight product (bf16: 2**-8 relative, fp16: 2**-11).
 TOL = {torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1.6e-2), torch.float16: (2e-3, 2e-3)}
 
-needs_interpreter = pytest.mark.skipif(
-    not HAS_TRITON or type(rms_mod._rmsnorm_kernel).__name__ != "InterpretedFunction",
-    reason="needs triton with TRITON_INTERPRET=1 set before triton is imported (./dev test sets it)")
+needs_interpreter = interpreter_only(rms_mod._rmsnorm_kernel)
 
 
 # ---------------------------------------------------------------------------- helpers
-def assert_close(name: str, actual: torch.Tensor, expected: torch.Tensor, *, atol: float, rtol: float) -> None:
-    """allclose with NaN == NaN, and a report of the worst element on failure."""
-    a, e = actual.detach().double().cpu(), expected.detach().double().cpu()
-    assert a.shape == e.shape, f"{name}: shape {tuple(a.shape)} != reference {tuple(e.shape)}"
-    nan_a, nan_e = a.isnan(), e.isnan()
-    if not torch.equal(nan_a, nan_e):
-        i = int((nan_a != nan_e).flatten().nonzero()[0, 0])
-        idx = tuple(int(k) for k in torch.unravel_index(torch.tensor(i), a.shape))
-        raise AssertionError(f"{name}: NaN pattern differs ({int(nan_a.sum())} NaN in kernel output, "
-                             f"{int(nan_e.sum())} in reference); first at index {idx}: kernel "
-                             f"{a[idx].item()!r} vs reference {e[idx].item()!r}")
-    same = (a == e) | (nan_a & nan_e)
-    diff = torch.where(same, 0.0, (a - e).abs())
-    excess = diff - (atol + rtol * e.abs().nan_to_num(0.0, 0.0, 0.0))
-    if bool((excess > 0).any()):
-        i = int(excess.flatten().argmax())
-        idx = tuple(int(k) for k in torch.unravel_index(torch.tensor(i), a.shape))
-        raise AssertionError(
-            f"{name}: {int((excess > 0).sum())} of {a.numel()} elements out of tolerance "
-            f"(atol={atol:g}, rtol={rtol:g}); max abs diff {float(diff.max()):.3e}; worst at index "
-            f"{idx}: kernel {a[idx].item()!r} vs reference {e[idx].item()!r}")
-
-
 def make_inputs(shape: tuple[int, ...], dtype: torch.dtype, seed: int = 0, w_dtype: torch.dtype | None = None):
     g = torch.Generator().manual_seed(seed)
     x = (torch.randn(*shape, generator=g) * 2).to(dtype)

@@ -8,34 +8,8 @@ suggestion inserted, i.e. the whole round trip.
 
 from __future__ import annotations
 
-import json
-import shutil
-import sys
-from pathlib import Path
-
-import pytest
-
-from tests.conftest import PROBE_TEXT, probe_positions, serve_command
-
-pynvim = pytest.importorskip("pynvim")
-
-NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
-ROOT = Path(__file__).resolve().parents[1]
-
-INIT = """
-vim.lsp.config('mercury', {
-  cmd = vim.json.decode(%(cmd)s),
-  cmd_cwd = %(root)s,
-  filetypes = { 'python' },
-  root_dir = %(workdir)s,
-  init_options = { syntaxGuard = 'off', maxTokens = 16 },
-  handlers = {
-    ['mercury/status'] = function(_, result) vim.g.mercury_state = result.state end,
-  },
-})
-vim.lsp.enable('mercury')
-vim.lsp.inline_completion.enable()
-"""
+from tests.conftest import PROBE_TEXT, probe_positions
+from tests.nvim_harness import editing, needs_nvim
 
 FIND_POSITION = """
 local positions = ...
@@ -75,20 +49,10 @@ return table.concat(parts)
 """
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed")
+@needs_nvim
 def test_neovim_inline_completion_round_trip(tiny_model, tmp_path):
-    workdir = tmp_path / "proj"
-    workdir.mkdir()
-    source = workdir / "demo.py"
-    source.write_text(PROBE_TEXT)
-    init = tmp_path / "init.lua"
-    init.write_text(INIT % {"cmd": json.dumps(json.dumps(serve_command())), "root": json.dumps(str(ROOT)),
-                            "workdir": json.dumps(str(workdir))})
-    nvim = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "-n", "--clean", "-u", str(init)])
-    try:
-        nvim.command("filetype on")
-        nvim.command(f"edit {source}")
-        assert nvim.exec_lua("return vim.wait(120000, function() return vim.g.mercury_state == 'ready' end, 50)")
+    with editing(tmp_path, "demo.py", PROBE_TEXT, init_options="{ syntaxGuard = 'off', maxTokens = 16 }",
+                 after="vim.lsp.inline_completion.enable()") as nvim:
         found = nvim.exec_lua(FIND_POSITION, [list(p) for p in probe_positions()])
         assert found, "no position with a suggestion"
         line, col = found
@@ -110,6 +74,3 @@ def test_neovim_inline_completion_round_trip(tiny_model, tmp_path):
         lines = PROBE_TEXT.split("\n")
         lines[line] = insert_text
         assert buffer == "\n".join(lines)
-    finally:
-        nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_clients(), true)")
-        nvim.close()

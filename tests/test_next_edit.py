@@ -8,7 +8,6 @@ import json
 
 import msgspec
 import pytest
-import torch
 
 from mercury_lsp import cli
 from mercury_lsp.documents import DocumentStore, PositionEncoding
@@ -43,12 +42,7 @@ y = area(3, 4)
 '''
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def run(after: str, before: str, *others: DocState, model=None, uri="file:///a.py", cursor=0):

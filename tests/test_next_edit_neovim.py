@@ -4,36 +4,11 @@ right; the same action applied after the buffer moved on is refused and changes 
 
 from __future__ import annotations
 
-import json
-import shutil
-import sys
-from pathlib import Path
-
-import pytest
-
-from tests.conftest import serve_command
-
-pynvim = pytest.importorskip("pynvim")
-
-NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
-ROOT = Path(__file__).resolve().parents[1]
+from tests.nvim_harness import editing, needs_nvim
 
 SOURCE = ('def area(width, height):\n    label = "é" if width else "ü"\n    total = width * height\n'
           '    return total + width  # width\n\n\nprint(area(1, 2))\n')
 EXPECTED = SOURCE.replace("width", "w").replace("# w", "# width")
-
-INIT = """
-vim.lsp.config('mercury', {
-  cmd = vim.json.decode(%(cmd)s),
-  cmd_cwd = %(root)s,
-  filetypes = { 'python' },
-  root_dir = %(workdir)s,
-  handlers = {
-    ['mercury/status'] = function(_, result) vim.g.mercury_state = result.state end,
-  },
-})
-vim.lsp.enable('mercury')
-"""
 
 NEXT_EDIT = """
 local bufnr = vim.api.nvim_get_current_buf()
@@ -62,20 +37,9 @@ return { ok, err and tostring(err) or '' }
 """
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed")
+@needs_nvim
 def test_neovim_next_edit_and_code_action(tiny_model, tmp_path):
-    workdir = tmp_path / "proj"
-    workdir.mkdir()
-    source = workdir / "area.py"
-    source.write_text(SOURCE)
-    init = tmp_path / "init.lua"
-    init.write_text(INIT % {"cmd": json.dumps(json.dumps(serve_command())), "root": json.dumps(str(ROOT)),
-                            "workdir": json.dumps(str(workdir))})
-    nvim = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "-n", "--clean", "-u", str(init)])
-    try:
-        nvim.command("filetype on")
-        nvim.command(f"edit {source}")
-        assert nvim.exec_lua("return vim.wait(120000, function() return vim.g.mercury_state == 'ready' end, 50)")
+    with editing(tmp_path, "area.py", SOURCE) as nvim:
         buf = nvim.current.buffer
         # The user renames the parameter at its definition (normal mode: cw on `width`).
         nvim.command("call cursor(1, 10)")
@@ -101,6 +65,3 @@ def test_neovim_next_edit_and_code_action(tiny_model, tmp_path):
         nvim.exec_lua(APPLY)  # Neovim refuses a versioned edit for an older version (prints why)
         assert "newer than edits" in nvim.exec_lua("return vim.fn.execute('messages')")
         assert "\n".join(buf[:]) == before  # nothing applied, not even partially
-    finally:
-        nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_clients(), true)")
-        nvim.close()

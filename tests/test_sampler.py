@@ -14,30 +14,22 @@ import random
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from engine import Engine, InvalidRequestError
 from engine.canvas import Canvas, build_canvas
 from engine.config import ModelConfig
-from engine.loader import save_checkpoint
 from engine.model import Transformer
 from engine.sampler import CONFIDENCE_KINDS, DecodeOptions, commit_count, reference_infill
 from engine.testing import make_tiny_checkpoint
 from engine.tokenizer import Tokenizer
-from engine.train.bpe import MASK_TOKEN, PAD_TOKEN, train_bpe
+from tests.toy_model import toy_vocab, train_toy
 
 COPY = "abcdefgh"  # copy task: "c:" X <pad> "|" X "."  (X appears only in the suffix)
 PAIR = "wxyz"  # pair task: "p:" X X "|."  (the two span tokens must agree)
 SEQ_LEN = 7
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """Tiny tensors: one thread is much faster than two on a shared machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------------- trained toy model
@@ -60,21 +52,14 @@ def _toy_samples(hf, pad: int):
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     """A tiny masked-diffusion model trained for a few hundred steps; returns its Engine."""
-    hf = train_bpe(["abc"], 259)  # 3 specials + 256 bytes, no merges
-    cfg = ModelConfig(vocab_size=hf.get_vocab_size(), hidden_size=64, intermediate_size=128, num_layers=2,
-                      num_heads=4, num_kv_heads=2, head_dim=16, max_position_embeddings=64,
-                      tie_word_embeddings=False, mask_token=MASK_TOKEN, pad_token=PAD_TOKEN)
-    tok = Tokenizer.from_tokenizer(hf, cfg)
-    sample = _toy_samples(hf, tok.pad_id)
-    torch.manual_seed(0)
+    vocab = toy_vocab()
+    pad = vocab.tok.pad_id
+    sample = _toy_samples(vocab.hf, pad)
     rng = random.Random(0)
-    model = Transformer(cfg)
-    with torch.no_grad():
-        model.lm_head.weight.normal_(0, 0.02)
-    steps, lr, batch = 300, 5e-3, 128
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    for step in range(steps):
-        ids = torch.full((batch, SEQ_LEN), tok.pad_id)
+    batch = 128
+
+    def make_batch():
+        ids = torch.full((batch, SEQ_LEN), pad)
         keep = torch.zeros(batch, SEQ_LEN, dtype=torch.bool)  # real (non-trailing) positions
         content = torch.zeros(batch, 2, dtype=torch.long)
         for i in range(batch):
@@ -92,16 +77,9 @@ def toy(tmp_path_factory):
         masked[rows[both & side], a[both & side]] = False
         masked[rows[both & ~side], b[both & ~side]] = False
         masked[rows, a] |= ~masked.any(1)
-        x = torch.where(masked, torch.full_like(ids, tok.mask_id), ids)
-        logits = model(x, key_mask=keep)
-        loss = F.cross_entropy(logits[masked], ids[masked])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        for g in opt.param_groups:
-            g["lr"] = lr * min(1.0, (step + 1) / 20) * (1 - step / steps)
-    path = save_checkpoint(model.eval(), hf.to_str(), tmp_path_factory.mktemp("toy"))
-    return Engine.load(path, device="cpu", dtype="float32")
+        return ids, masked, keep
+
+    return train_toy(vocab, make_batch, 300, tmp_path_factory.mktemp("toy"))
 
 
 def test_infill_reads_the_suffix(toy):
