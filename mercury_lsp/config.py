@@ -39,6 +39,29 @@ class ContextOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, 
     max_lines: Annotated[int, Meta(ge=1, le=200)] = 16  # most lines a multi-line suggestion may have
 
 
+UnitFloat = Annotated[float, Meta(ge=0.0, le=1.0)]
+
+
+class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """Tuning of next-edit prediction (typed; defaults are the shipped behaviour)."""
+    # Edit records per document looked at (newest first).
+    max_history_records: Annotated[int, Meta(ge=1, le=256)] = 8
+    # Most recently edited documents whose edits drive predictions.
+    max_documents: Annotated[int, Meta(ge=1, le=64)] = 2
+    max_candidates: Annotated[int, Meta(ge=1, le=100_000)] = 2000  # locations per request (syntax-tied)
+    # Of them, the nearest to the cursor are refilled and scored (the rest: syntax only).
+    max_model_candidates: Annotated[int, Meta(ge=0, le=4096)] = 64
+    refill_slack_tokens: Annotated[int, Meta(ge=0, le=64)] = 4  # mask positions beyond the expected text
+    window_fill: Annotated[float, Meta(gt=0.0, le=1.0)] = 0.8  # share of the context a refill window may use
+    model_min_confidence: UnitFloat = 0.6  # a free model refill (not the user's text) needs this
+    drop_min_confidence: UnitFloat = 0.5  # model-only path: keep a refill this confident
+    drop_ratio: UnitFloat = 0.2  # model-only path: p(after) < drop_ratio * p(before) ...
+    drop_max_probability: UnitFloat = 0.05  # ... and p(after) below this
+    drop_max_candidates: Annotated[int, Meta(ge=0, le=256)] = 6
+    drop_window_chars: Annotated[int, Meta(ge=1, le=100_000)] = 1200  # text scored around the edit (each side)
+    score_stride: Annotated[int, Meta(ge=1, le=64)] = 8  # token_scores: spacing of tokens masked together
+
+
 class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
     # The model (changing one of these reloads it in the background).
     model: str | None = None  # None: the embedded default; else a directory or a hub id
@@ -59,6 +82,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     disabled_languages: list[str] = msgspec.field(default_factory=list)
     syntax_guard: SyntaxGuard = "drop"
     completion_fallback: CompletionFallback = "auto"
+    next_edit: NextEditOptions = NextEditOptions()  # next-edit suggestions (mercury/nextEdit)
     cache_size: Annotated[int, Meta(ge=0, le=10_000)] = 128
     max_file_bytes: Annotated[int, Meta(ge=1)] = 8 * 1024 * 1024  # larger documents get no suggestions
     syntax_max_bytes: Annotated[int, Meta(ge=0)] = 1024 * 1024  # larger documents: line-based windows

@@ -98,9 +98,13 @@ def doc_state(doc: Document, history_records, max_records: int) -> DocState:
 class NextEditService:
     def __init__(self, server) -> None:
         self.server = server
-        self.options = NextEditOptions()
-        self._cache: dict[str, tuple[int, NextEditResult]] = {}
+        self._cache: dict[str, tuple[int, NextEditOptions, NextEditResult]] = {}
         self._slots: dict[str, CancelToken] = {}
+
+    @property
+    def options(self) -> NextEditOptions:
+        """The ``nextEdit`` part of the current settings (read per request)."""
+        return self.server.current.next_edit
 
     # ------------------------------------------------------------------ predict
     def _query(self, doc: Document, cursor: int) -> NextEditQuery:
@@ -132,8 +136,8 @@ class NextEditService:
         if not ls.engine.ready or not ls.current.language_enabled(doc.language_id):
             return empty
         cached = self._cache.get(uri)
-        if cached is not None and cached[0] == doc.version:
-            return cached[1]
+        if cached is not None and cached[0] == doc.version and cached[1] == self.options:
+            return cached[2]
         query = self._query(doc, cursor)
         old = self._slots.pop(uri, None)
         if old is not None:
@@ -161,7 +165,7 @@ class NextEditService:
         current = ls.docs.get(uri)
         if current is not doc or doc.version != query.docs[0].version:
             return empty  # the document moved on: no stale edits
-        self._cache[uri] = (doc.version, result)
+        self._cache[uri] = (doc.version, query.options, result)
         while len(self._cache) > CACHE_DOCUMENTS:
             self._cache.pop(next(iter(self._cache)))
         return result

@@ -1,4 +1,4 @@
-"""mercury_lsp/next_edit.py (candidates, refill decisions, output), the edit history it reads, and
+"""mercury_lsp/next_edit/ (candidates, refill decisions, output), the edit history it reads, and
 the ``next-edit`` / ``schema`` commands. Syntax tests run without a model; model tests use the
 tiny random checkpoint or a scripted fake model."""
 

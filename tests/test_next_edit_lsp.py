@@ -163,3 +163,13 @@ async def test_next_edit_refuses_stale_versions_and_bad_positions(server: RawCli
         await server.request("mercury/nextEdit", {**params(), "textDocument": {"uri": "file:///nope.py"}})
     assert err.value.code == INVALID_PARAMS and "not open" in err.value.message
     assert len((await server.request("mercury/nextEdit", params()))["edits"]) == 2  # still serving
+
+
+async def test_next_edit_follows_the_next_edit_settings(server: RawClient):
+    server.notify("workspace/didChangeConfiguration",
+                  {"settings": {"mercury": {"nextEdit": {"maxModelCandidates": 0}}}})
+    edits = (await server.request("mercury/nextEdit", params()))["edits"]  # not the cached answer
+    assert len(edits) == 2 and all(e["source"] == "syntax" and e["confidence"] == 0.0 for e in edits)
+    server.notify("workspace/didChangeConfiguration", {"settings": {"mercury": {}}})  # back to the defaults
+    edits = (await server.request("mercury/nextEdit", params()))["edits"]
+    assert len(edits) == 2 and all(e["source"] != "syntax" for e in edits)

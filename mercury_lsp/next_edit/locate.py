@@ -1,0 +1,395 @@
+"""Step 2 of next-edit — **where** the user's change must be followed (tree-sitter decides).
+
+For a rename, the remaining occurrences of the old name tied to the edited one: scope-aware for
+parameters and locals (nested scopes that rebind the name are skipped; attribute names and
+keyword-argument names are not variables), module-wide plus importing documents for
+module-level functions and classes, every ``x.name`` across the open documents for attributes
+and methods. For a signature change, the calls whose argument count matched the old signature
+and no longer matches the new one. When syntax ties nothing, the model-only path
+(``_drop_candidates``) scores every token around the edit before and after it (batched masked
+passes) and takes the identifiers whose likelihood dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mercury_lsp.next_edit.detect import _inserted_index, _Sig, _signatures, identifier_change
+from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, _check
+from mercury_lsp.next_edit.text import _ident_char, diff_region
+from mercury_lsp.next_edit.tree import (
+    PY_PARAM_WRAPPERS,
+    _Bytes,
+    _enclosing,
+    _field_is,
+    _in_class_body,
+    _param_nodes,
+    _parse_all,
+    _Parsed,
+    _walk,
+)
+from mercury_lsp.syntax import Grammars
+
+# Scopes of Python that bind their own names.
+PY_FUNCTION_SCOPES = ("function_definition", "lambda")
+PY_COMPREHENSIONS = ("list_comprehension", "set_comprehension", "dictionary_comprehension",
+                     "generator_expression")
+PY_PATTERNS = ("pattern_list", "tuple_pattern", "list_pattern", "parenthesized_expression",
+               "list_splat_pattern")
+# Identifier node types of other grammars (generic, syntax-only scoping).
+GENERIC_IDENTIFIERS = ("identifier", "field_identifier", "property_identifier", "type_identifier",
+                       "shorthand_property_identifier", "shorthand_property_identifier_pattern")
+
+
+# ---------------------------------------------------------------------------- python scoping
+def _binding_position(node) -> bool:
+    """An identifier assigned to (assignment/for/with/comprehension targets, imports, walrus)."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type in PY_PATTERNS:
+        child, parent = parent, parent.parent
+    if parent is None:
+        return False
+    if parent.type in ("assignment", "augmented_assignment", "for_statement", "for_in_clause"):
+        return _field_is(parent, "left", child)
+    if parent.type in ("as_pattern_target", "aliased_import", "named_expression", "global_statement",
+                       "nonlocal_statement"):
+        return True
+    if parent.type == "dotted_name" and parent.parent is not None and parent.parent.type == "import_statement":
+        return True
+    return False
+
+
+def _is_variable(node) -> bool:
+    """An identifier node naming a variable (not ``x.attr``'s attr, not ``f(kw=...)``'s kw)."""
+    parent = node.parent
+    if parent is None:
+        return True
+    if parent.type == "attribute" and _field_is(parent, "attribute", node):
+        return False
+    if parent.type == "keyword_argument" and _field_is(parent, "name", node):
+        return False
+    return True
+
+
+def _scope_binds(scope, name: str, b: _Bytes) -> bool:
+    """Does a nested function/lambda/comprehension bind ``name`` itself (shadowing the outer)?"""
+    if scope.type in PY_FUNCTION_SCOPES:
+        params = scope.child_by_field_name("parameters")
+        if params is not None and any(b.node_text(n) == name for n, _, _ in _param_nodes(params)):
+            return True
+        body = scope.child_by_field_name("body")
+        if body is None:
+            return False
+        for n in _walk(body, prune=lambda x: x.type in PY_FUNCTION_SCOPES + PY_COMPREHENSIONS + ("class_definition",)):
+            if n.type in ("global_statement", "nonlocal_statement") and any(
+                    b.node_text(c) == name for c in n.named_children):
+                return False
+            if n.type == "identifier" and b.node_text(n) == name and _binding_position(n):
+                return True
+        return False
+    if scope.type in PY_COMPREHENSIONS:
+        for clause in scope.named_children:
+            if clause.type == "for_in_clause":
+                left = clause.child_by_field_name("left")
+                if left is not None and any(n.type == "identifier" and b.node_text(n) == name
+                                            for n in _walk(left)):
+                    return True
+    return False
+
+
+def _variable_occurrences(scope, name: str, b: _Bytes) -> list:
+    """Identifiers naming variable ``name`` in ``scope``, skipping nested scopes that rebind it."""
+    out = []
+    own_name = scope.child_by_field_name("name") if scope.type == "function_definition" else None
+
+    def prune(n) -> bool:
+        return n.type in PY_FUNCTION_SCOPES + PY_COMPREHENSIONS and _scope_binds(n, name, b)
+
+    for n in _walk(scope, prune=prune):
+        if n.type in PY_FUNCTION_SCOPES + PY_COMPREHENSIONS and n is not scope and prune(n):
+            continue
+        if n.type != "identifier" or b.node_text(n) != name or not _is_variable(n):
+            continue
+        if own_name is not None and n.start_byte == own_name.start_byte:
+            continue
+        out.append(n)
+    return out
+
+
+def _attribute_occurrences(root, name: str, b: _Bytes) -> list:
+    out = []
+    for n in _walk(root):
+        if n.type == "attribute":
+            attr = n.child_by_field_name("attribute")
+            if attr is not None and b.node_text(attr) == name:
+                out.append(attr)
+    return out
+
+
+def _imports_name(root, name: str, b: _Bytes) -> bool:
+    for n in _walk(root, prune=lambda x: x.type not in ("module", "import_from_statement", "dotted_name",
+                                                         "aliased_import")):
+        if n.type == "import_from_statement":
+            for c in n.children_by_field_name("name"):
+                target = c.child_by_field_name("name") if c.type == "aliased_import" else c
+                if target is not None and b.node_text(target) == name:
+                    return True
+    return False
+
+
+def _rename_sites_python(parsed: list[_Parsed], home: _Parsed, node, old: str) -> tuple[list, str]:
+    """(list of (parsed doc, identifier node), role) for renaming ``old`` at edited ``node``."""
+    b = home.b
+    parent = node.parent
+    role = "variable"
+    scope = None
+    if parent is not None and (parent.type in ("parameters", "lambda_parameters")
+                               or (parent.type in PY_PARAM_WRAPPERS and parent.parent is not None
+                                   and parent.parent.type in ("parameters", "lambda_parameters"))):
+        params = parent if parent.type in ("parameters", "lambda_parameters") else parent.parent
+        role, scope = "parameter", params.parent
+    elif parent is not None and parent.type == "function_definition" and _field_is(parent, "name", node):
+        if _in_class_body(parent):
+            role = "method"
+        else:
+            role, scope = "function", _enclosing(parent, PY_FUNCTION_SCOPES)
+    elif parent is not None and parent.type == "class_definition" and _field_is(parent, "name", node):
+        role, scope = "class", _enclosing(parent, PY_FUNCTION_SCOPES)
+    elif parent is not None and parent.type == "attribute" and _field_is(parent, "attribute", node):
+        role = "attribute"
+    elif parent is not None and parent.type == "keyword_argument" and _field_is(parent, "name", node):
+        return [], "keyword"
+    else:
+        scope = _enclosing(node, PY_FUNCTION_SCOPES + PY_COMPREHENSIONS)
+        if _binding_position(node):
+            role = "local" if scope is not None else "global"
+        else:  # a use: the innermost enclosing scope that still binds the old name, else module
+            while scope is not None and not _scope_binds(scope, old, b):
+                scope = _enclosing(scope, PY_FUNCTION_SCOPES + PY_COMPREHENSIONS)
+            role = "local" if scope is not None else "global"
+    sites: list = []
+    if role in ("method", "attribute"):
+        for p in parsed:
+            if p.doc.grammar == home.doc.grammar:
+                sites.extend((p, n) for n in _attribute_occurrences(p.tree.root_node, old, p.b))
+        return sites, role
+    if scope is not None:
+        return [(home, n) for n in _variable_occurrences(scope, old, b)], role
+    sites = [(home, n) for n in _variable_occurrences(home.tree.root_node, old, b)]
+    for p in parsed:  # module-level names: also documents that import them
+        if p is not home and p.doc.grammar == home.doc.grammar and _imports_name(p.tree.root_node, old, p.b):
+            sites.extend((p, n) for n in _variable_occurrences(p.tree.root_node, old, p.b))
+    return sites, "module-level " + role
+
+
+def _rename_sites_generic(parsed: list[_Parsed], home: _Parsed, node, old: str) -> tuple[list, str]:
+    """Other grammars: same identifier type; inside the enclosing function when the edited name is
+    declared there (a parameter/declaration ancestor), else the document (and, for members, the
+    other documents of the grammar)."""
+    kind = node.type
+    func = node.parent
+    declared = False
+    while func is not None and not (("function" in func.type or "method" in func.type) and "call" not in func.type):
+        if any(w in func.type for w in ("parameter", "declarat", "declarator")):
+            declared = True
+        func = func.parent
+    if kind in ("field_identifier", "property_identifier"):
+        docs = [p for p in parsed if p.doc.grammar == home.doc.grammar]
+        return [(p, n) for p in docs for n in _walk(p.tree.root_node)
+                if n.type == kind and p.b.node_text(n) == old], "member"
+    scope = func if declared and func is not None else home.tree.root_node
+    return [(home, n) for n in _walk(scope) if n.type == kind and home.b.node_text(n) == old], \
+        ("local" if scope is func else "document")
+
+
+# ---------------------------------------------------------------------------- signatures
+def _call_args(call, b: _Bytes) -> tuple[Any, list, list[str]] | None:
+    """(argument_list node, positional arg nodes, keyword names), None when unanalysable."""
+    args = call.child_by_field_name("arguments")
+    if args is None or args.type != "argument_list":
+        return None
+    positional, keywords = [], []
+    for a in args.named_children:
+        if a.type == "comment":
+            continue
+        if a.type in ("list_splat", "dictionary_splat", "parenthesized_list_splat"):
+            return None
+        if a.type == "keyword_argument":
+            k = a.child_by_field_name("name")
+            keywords.append(b.node_text(k) if k is not None else "")
+        else:
+            positional.append(a)
+    return args, positional, keywords
+
+
+def _calls_to(root, sig: _Sig, b: _Bytes) -> list:
+    out = []
+    for n in _walk(root):
+        if n.type != "call":
+            continue
+        fn = n.child_by_field_name("function")
+        if fn is None:
+            continue
+        if fn.type == "identifier" and not sig.cls and b.node_text(fn) == sig.name:
+            out.append(n)
+        elif fn.type == "attribute":
+            attr = fn.child_by_field_name("attribute")
+            if attr is not None and b.node_text(attr) == sig.name:
+                out.append(n)
+    return out
+
+
+def _signature_candidates(parsed: list[_Parsed], home: _Parsed, before_text: str,
+                          grammars: Grammars) -> list[Candidate]:
+    parser = grammars.parser(home.doc.grammar)
+    if parser is None or home.doc.grammar != "python":
+        return []
+    bb = _Bytes(before_text)
+    old_sigs = _signatures(parser.parse(bb.data), bb)
+    new_sigs = _signatures(home.tree, home.b)
+    p0, _, pe = diff_region(before_text, home.doc.text)
+    cands: list[Candidate] = []
+    for key, new in new_sigs.items():
+        old = old_sigs.get(key)
+        if old is None or old.splat or new.splat or len(old.params) == len(new.params):
+            continue
+        idx = _inserted_index(old, new)
+        added = len(new.params) > len(old.params)
+        calls = [(p, c) for p in parsed if p.doc.grammar == home.doc.grammar
+                 for c in _calls_to(p.tree.root_node, new, p.b)]
+        example: str | None = None
+        targets = []
+        for p, call in calls:
+            got = _call_args(call, p.b)
+            if got is None:
+                continue
+            args, positional, keywords = got
+            ok_new, ok_old = new.accepts(len(positional), keywords), old.accepts(len(positional), keywords)
+            in_edit = p is home and p.b.char(call.start_byte) <= pe and p.b.char(call.end_byte) >= p0
+            if ok_new and not ok_old and in_edit and example is None and added and len(positional) > idx:
+                example = p.b.node_text(positional[idx])
+            elif ok_old and not ok_new:
+                targets.append((p, args, positional, keywords))
+        for p, args, positional, keywords in targets:
+            s, e = p.b.char(args.start_byte) + 1, p.b.char(args.end_byte) - 1
+            inner = p.doc.text[s:e]
+            expected = None
+            if not keywords:
+                rel = [(p.b.char(a.start_byte) - s, p.b.char(a.end_byte) - s) for a in positional]
+                if added and example is not None:
+                    if idx >= len(rel):
+                        expected = (inner[: rel[-1][1]] + ", " + example + inner[rel[-1][1]:]) if rel else example
+                    else:
+                        expected = inner[: rel[idx][0]] + example + ", " + inner[rel[idx][0]:]
+                elif not added and idx < len(rel):
+                    a0, a1 = rel[idx]
+                    nxt = rel[idx + 1][0] if idx + 1 < len(rel) else None
+                    if nxt is not None:
+                        expected = inner[:a0] + inner[nxt:]
+                    else:
+                        prev = rel[idx - 1][1] if idx > 0 else 0
+                        expected = inner[:prev] + inner[a1:]
+            label = f"{new.cls}.{new.name}" if new.cls else new.name
+            cands.append(Candidate(
+                p.doc.uri, s, e, inner, "signature", expected,
+                f"call of {label}() passes {len(positional) + len(keywords)} argument(s); "
+                f"its signature now has {len(new.params)} parameter(s)",
+                arg_count=len(positional) + len(keywords) + (1 if added else -1)))
+    return cands
+
+
+# ---------------------------------------------------------------------------- candidates
+def _rename_candidates(parsed: list[_Parsed], home: _Parsed) -> list[Candidate]:
+    text = home.doc.text
+    for before in home.doc.history:
+        change = identifier_change(before, text)
+        if change is None:
+            continue
+        start, old, new = change
+        bs = home.b.byte(start)
+        node = home.tree.root_node.descendant_for_byte_range(bs, bs + len(new.encode("utf-8")))
+        if node is None or home.b.node_text(node) != new:
+            continue
+        if home.doc.grammar == "python":
+            sites, role = _rename_sites_python(parsed, home, node, old)
+        else:
+            sites, role = _rename_sites_generic(parsed, home, node, old)
+        out = []
+        for p, n in sites:
+            s, e = p.b.char(n.start_byte), p.b.char(n.end_byte)
+            where = "" if p is home else " (another document)"
+            out.append(Candidate(p.doc.uri, s, e, old, "rename", new,
+                                 f"{role} '{old}' was renamed to '{new}'{where}"))
+        return out
+    return []
+
+
+def find_candidates(query: NextEditQuery, grammars: Grammars) -> tuple[list[Candidate], list[_Parsed]]:
+    parsed = _parse_all(query.docs, grammars)
+    by_uri = {p.doc.uri: p for p in parsed}
+    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    edited = edited[: query.options.max_documents]
+    cands: list[Candidate] = []
+    for home in edited:
+        cands.extend(_rename_candidates(parsed, home))
+        cands.extend(_signature_candidates(parsed, home, home.doc.history[-1], grammars))
+    seen: set[tuple[str, int, int]] = set()
+    unique = []
+    for c in cands:
+        key = (c.uri, c.start, c.end)
+        if key not in seen and c.uri in by_uri:
+            seen.add(key)
+            unique.append(c)
+    return unique, parsed
+
+
+# ---------------------------------------------------------------------------- model only
+def _drop_candidates(model: EditModel, query: NextEditQuery, parsed: list[_Parsed], cancel) -> list[Candidate]:
+    """Model-only: identifiers near the newest edit whose likelihood dropped because of it."""
+    opts = query.options
+    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    docs = edited or [p for p in parsed if p.doc.uri == query.cursor_uri]
+    if not docs or not docs[0].doc.history:
+        return []
+    doc = docs[0].doc
+    before, after = doc.history[0], doc.text
+    p, eb, ea = diff_region(before, after)
+    lo_b, hi_b = max(0, p - opts.drop_window_chars), min(len(before), eb + opts.drop_window_chars)
+    lo_a, hi_a = lo_b, min(len(after), ea + opts.drop_window_chars)
+    old = model.token_probs(before[lo_b:hi_b], opts.score_stride, cancel)
+    _check(cancel)
+    new = model.token_probs(after[lo_a:hi_a], opts.score_stride, cancel)
+    delta = ea - eb
+    old_at = {}
+    for s, e, pr in old:
+        s, e = s + lo_b, e + lo_b
+        if e <= p:
+            old_at[(s, e)] = pr
+        elif s >= eb:
+            old_at[(s + delta, e + delta)] = pr
+    drops = []
+    for s, e, pr in new:
+        s, e = s + lo_a, e + lo_a
+        if p <= e and s <= ea:  # the edit itself
+            continue
+        prev = old_at.get((s, e))
+        if prev is None or pr >= opts.drop_max_probability or pr >= opts.drop_ratio * prev:
+            continue
+        drops.append((pr / max(prev, 1e-9), s, e))
+    cands: list[Candidate] = []
+    taken: list[tuple[int, int]] = []
+    for ratio, s, e in sorted(drops):
+        while s > 0 and _ident_char(after[s - 1]) and _ident_char(after[s]):
+            s -= 1
+        while e < len(after) and _ident_char(after[e]) and e > 0 and _ident_char(after[e - 1]):
+            e += 1
+        word = after[s:e]
+        if not word.strip() or any(s < b and a < e for a, b in taken):
+            continue
+        taken.append((s, e))
+        cands.append(Candidate(doc.uri, s, e, word, "model", None,
+                               f"'{word.strip()}' became unlikely after the edit "
+                               f"(likelihood x{ratio:.2g})"))
+        if len(cands) >= opts.drop_max_candidates:
+            break
+    return cands

@@ -1,0 +1,91 @@
+"""The whole next-edit pipeline (``predict``), its step 4 and its output.
+
+4. **Check** — edits that add parse errors are dropped (``_keep_parsing``); the rest are ranked
+   by confidence. ``to_result`` turns the outcome into the shared ``NextEditResult`` schema
+   (ranges in the client's position encoding, each edit carrying its document's version).
+"""
+
+from __future__ import annotations
+
+import time
+
+from mercury_lsp import __version__
+from mercury_lsp.next_edit.locate import _drop_candidates, find_candidates
+from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, _check
+from mercury_lsp.next_edit.refill import _predict_with_model
+from mercury_lsp.next_edit.text import LineIndex, apply_edits
+from mercury_lsp.next_edit.tree import _Parsed
+from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextRange
+from mercury_lsp.syntax import Grammars, count_errors
+
+
+def _keep_parsing(preds: list[Prediction], parsed: list[_Parsed], grammars: Grammars) -> list[Prediction]:
+    """Drop edits that add parse errors (all of a document's edits at once; one by one if needed)."""
+    by_uri = {p.doc.uri: p for p in parsed}
+    out = []
+    for uri in dict.fromkeys(p.uri for p in preds):
+        doc = by_uri.get(uri)
+        mine = [p for p in preds if p.uri == uri]
+        if doc is None:
+            out.extend(mine)
+            continue
+        parser = grammars.parser(doc.doc.grammar)
+        base = count_errors(doc.tree.root_node, 0, len(doc.b.data), limit=1 << 20)
+
+        def errors(edits: list[Prediction], doc: _Parsed = doc, parser=parser) -> int:
+            text = apply_edits(doc.doc.text, [(p.start, p.end, p.new_text) for p in edits])
+            data = text.encode("utf-8")
+            return count_errors(parser.parse(data).root_node, 0, len(data), limit=1 << 20)
+
+        if errors(mine) <= base:
+            out.extend(mine)
+        else:
+            out.extend(p for p in mine if errors([p]) <= base)
+    return out
+
+
+def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, cancel=None) -> Outcome:
+    """Candidates (syntax), refill and scores (model), checks and ranking. ``model=None`` (and
+    locations beyond ``max_model_candidates``): the syntax-tied text, source "syntax",
+    confidence 0."""
+    t0 = time.perf_counter()
+    cands, parsed = find_candidates(query, grammars)
+    opts = query.options
+    cands.sort(key=lambda c: (c.uri != query.cursor_uri, abs(c.start - query.cursor)))
+    cands = cands[: opts.max_candidates]
+    t1 = time.perf_counter()
+    _check(cancel)
+    checked, rest = cands[: opts.max_model_candidates], cands[opts.max_model_candidates:]
+    if model is None:
+        checked, rest = [], cands
+    elif not cands:
+        checked = _drop_candidates(model, query, parsed, cancel)
+    preds = _predict_with_model(model, query, checked, parsed, grammars, cancel) if checked else []
+    preds += [Prediction(c.uri, c.start, c.end, c.expected, 0.0,
+                         f"{c.reason}; not checked by the model (beyond the {opts.max_model_candidates} "
+                         f"nearest locations)" if model is not None else c.reason,
+                         c.kind, "syntax", c.old_text)
+              for c in rest if c.expected is not None]
+    preds = [p for p in preds if p.new_text != p.old_text]
+    preds = _keep_parsing(preds, parsed, grammars)
+    cursor_doc = query.cursor_uri
+    preds.sort(key=lambda p: (-round(p.confidence, 6), p.uri != cursor_doc, abs(p.start - query.cursor)))
+    t2 = time.perf_counter()
+    return Outcome(preds, cands, NextEditTimings(candidates_ms=round((t1 - t0) * 1000, 2),
+                                                 model_ms=round((t2 - t1) * 1000, 2),
+                                                 total_ms=round((t2 - t0) * 1000, 2)))
+
+
+def to_result(outcome: Outcome, query: NextEditQuery, model_name: str) -> NextEditResult:
+    docs = {d.uri: d for d in query.docs}
+    lines: dict[str, LineIndex] = {}
+    edits = []
+    for p in outcome.predictions:
+        d = docs[p.uri]
+        li = lines.setdefault(p.uri, LineIndex(d.text))
+        rng = TextRange(li.position(p.start, query.encoding), li.position(p.end, query.encoding))
+        edits.append(PredictedEdit(uri=p.uri, range=rng, new_text=p.new_text,
+                                   confidence=round(p.confidence, 6), reason=p.reason, kind=p.kind,
+                                   source=p.source, old_text=p.old_text, document_version=d.version))
+    return NextEditResult(edits=edits, model=model_name, version=__version__,
+                          position_encoding=query.encoding.value, timings=outcome.timings)
