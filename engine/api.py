@@ -145,27 +145,29 @@ class Engine:
     def infill(self, prefix: str, suffix: str = "", max_tokens: int = 32, *, sampler: str = "reference",
                preset: str = "balanced", steps: int | None = None, temperature: float = 0.0,
                confidence: str = "max_prob", seed: int | None = None, heal: bool = True,
-               threshold: float | None = None, block_size: int | None = None, cache: str | None = None,
-               cancel: CancelToken | None = None,
+               threshold: float | None = None, min_per_step: int | None = None, block_size: int | None = None,
+               cache: str | None = None, allow_stop: bool = True, cancel: CancelToken | None = None,
                callback: Callable[[StepEvent], None] | None = None) -> InfillResult:
         """Fill the span between ``prefix`` and ``suffix`` with at most ``max_tokens`` tokens.
 
         ``sampler="reference"``: the uncached ground truth (``steps`` steps, default one token
         per step). ``sampler="fast"``: the scheduled, KV-cached, threshold-parallel sampler
         configured by ``preset`` (fast | balanced | quality), with optional overrides
-        (``threshold``, ``block_size``, ``cache``; ``steps`` then means steps per block and
-        switches to the fixed-count schedule).
+        (``threshold``, ``min_per_step``, ``block_size``, ``cache``; ``steps`` then means steps per block and
+        switches to the fixed-count schedule). ``allow_stop=False`` fills exactly ``max_tokens``
+        tokens (no padding/EOS may end the span): a fixed-length fill.
         """
         return self.infill_batch([InfillRequest(prefix, suffix, max_tokens)], sampler=sampler,
                                  preset=preset, steps=steps, temperature=temperature,
                                  confidence=confidence, seed=seed, heal=heal, threshold=threshold,
-                                 block_size=block_size, cache=cache, cancel=cancel, callback=callback)[0]
+                                 min_per_step=min_per_step, block_size=block_size, cache=cache, allow_stop=allow_stop, cancel=cancel,
+                                 callback=callback)[0]
 
     def infill_batch(self, requests: Sequence[InfillRequest], *, sampler: str = "reference",
                      preset: str = "balanced", steps: int | None = None, temperature: float = 0.0,
                      confidence: str = "max_prob", seed: int | None = None, heal: bool = True,
-                     threshold: float | None = None, block_size: int | None = None,
-                     cache: str | None = None, cancel: CancelToken | None = None,
+                     threshold: float | None = None, min_per_step: int | None = None,
+                     block_size: int | None = None, cache: str | None = None, allow_stop: bool = True, cancel: CancelToken | None = None,
                      callback: Callable[[StepEvent], None] | None = None) -> list[InfillResult]:
         """Several infills; with the fast sampler they share every denoising step's forwards."""
         if sampler not in SAMPLERS:
@@ -178,7 +180,8 @@ class Engine:
                     for r in requests]
         t1 = time.perf_counter()
         if sampler == "reference":
-            opts = DecodeOptions(steps=steps, temperature=temperature, confidence=confidence, seed=seed)
+            opts = DecodeOptions(steps=steps, temperature=temperature, confidence=confidence, seed=seed,
+                                 allow_stop=allow_stop)
             opts.validate()
             results = []
             for canvas in canvases:
@@ -187,7 +190,7 @@ class Engine:
         else:
             fast: FastOptions = preset_options(
                 preset, temperature=temperature, confidence=confidence, seed=seed, threshold=threshold,
-                block_size=block_size, cache=cache)
+                min_per_step=min_per_step, block_size=block_size, cache=cache, allow_stop=allow_stop)
             if steps is not None:  # a fixed-count schedule: ``steps`` steps per block
                 fast = FastOptions(**{**fast.__dict__, "threshold": None, "steps_per_block": steps})
                 fast.validate()

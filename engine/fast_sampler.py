@@ -12,9 +12,11 @@ How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
   (the **dual cache**). The following steps recompute only the block's positions, attending to
   the cached context. ``refresh_every=N`` forces a full step every N steps; ``cache="none"``
   makes every step a full step (the exact, uncached path).
-* Each step commits every undecided block position whose confidence is ``>= threshold`` (at
-  least one: the most confident), or — with ``threshold=None`` — a fixed count that spreads
-  the block over ``steps_per_block`` steps.
+* Each step commits every undecided block position whose confidence is ``>= threshold`` — and
+  at least ``min_per_step`` of them, the most confident (a floor on parallelism: a small model
+  is rarely confident, and one token per step would make it slower than left-to-right
+  decoding) — or, with ``threshold=None``, a fixed count that spreads the block over
+  ``steps_per_block`` steps.
 * The padding-order and boundary-healing rules are the reference sampler's, through the same
   primitives (engine/sampler.py), so at temperature 0 with one token per step, no cache, no
   blocks and no growth, this sampler reproduces the reference exactly.
@@ -57,6 +59,7 @@ CACHE_MODES = ("dual", "none")
 class FastOptions:
     block_size: int = 16
     threshold: float | None = 0.9  # None: fixed count per step (steps_per_block)
+    min_per_step: int = 1  # with a threshold: commit at least this many per step (the most confident)
     steps_per_block: int | None = None  # fixed-count schedule; None = one token per step
     cache: str = "dual"
     refresh_every: int = 0  # 0: refresh the cache only when a block starts
@@ -64,12 +67,15 @@ class FastOptions:
     temperature: float = 0.0
     confidence: str = "max_prob"
     seed: int | None = None
+    allow_stop: bool = True  # False: a fixed-length fill (no padding/EOS ends the span)
 
     def validate(self) -> None:
         if not isinstance(self.block_size, int) or self.block_size <= 0:
             raise InvalidRequestError(f"block_size must be a positive integer, got {self.block_size!r}")
         if self.threshold is not None and not (0.0 < self.threshold <= 1.0):
             raise InvalidRequestError(f"threshold must be in (0, 1], got {self.threshold!r}")
+        if not isinstance(self.min_per_step, int) or self.min_per_step <= 0:
+            raise InvalidRequestError(f"min_per_step must be a positive integer, got {self.min_per_step!r}")
         if self.steps_per_block is not None and self.steps_per_block <= 0:
             raise InvalidRequestError(f"steps_per_block must be positive, got {self.steps_per_block!r}")
         if self.cache not in CACHE_MODES:
@@ -86,9 +92,9 @@ class FastOptions:
 
 # The user's speed/quality knob.
 PRESETS: dict[str, FastOptions] = {
-    "fast": FastOptions(block_size=16, threshold=0.7, initial_span=16),
-    "balanced": FastOptions(block_size=16, threshold=0.9, initial_span=32),
-    "quality": FastOptions(block_size=8, threshold=0.97, initial_span=32, refresh_every=4),
+    "fast": FastOptions(block_size=16, threshold=0.7, min_per_step=4, initial_span=16),
+    "balanced": FastOptions(block_size=16, threshold=0.9, min_per_step=2, initial_span=32),
+    "quality": FastOptions(block_size=8, threshold=0.97, min_per_step=1, initial_span=32, refresh_every=4),
 }
 
 
@@ -278,7 +284,7 @@ class FastDecoder:
         """
         opts = s.opts
         if (logits is None and hidden is not None and hidden.is_cuda and opts.temperature == 0
-                and not (s.canvas.heal_bytes and bool((offsets == 0).any()))):
+                and opts.allow_stop and not (s.canvas.heal_bytes and bool((offsets == 0).any()))):
             from engine.kernels import fused_lm_head_confidence  # CUDA only: Triton is heavy to import
 
             out = fused_lm_head_confidence(hidden, self.model.output_embedding,
@@ -290,7 +296,7 @@ class FastDecoder:
                 return out.token, conf
         if logits is None:
             logits = self.model.lm_head(hidden)  # [N, V]
-        lg = constrain_logits(logits, offsets, self.tok, s.canvas.heal_bytes)  # [N, V]
+        lg = constrain_logits(logits, offsets, self.tok, s.canvas.heal_bytes, opts.allow_stop)  # [N, V]
         return predict(lg, opts.temperature, opts.confidence, s.generator)
 
     # ------------------------------------------------------------------ decisions
@@ -306,8 +312,8 @@ class FastDecoder:
         finite = torch.isfinite(conf)
         if opts.threshold is not None:
             chosen = (finite & (conf >= opts.threshold)).nonzero().flatten()
-            if chosen.numel() == 0:
-                chosen = conf.argmax()[None]
+            if chosen.numel() < opts.min_per_step:  # too few above the threshold: the top ones
+                chosen = choose_commits(token, conf, offsets, opts.min_per_step, self.stop_ids)
         else:
             per_block = opts.steps_per_block or (b1 - b0)
             k = commit_count(undecided.numel(), per_block - s.block_steps)

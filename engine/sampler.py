@@ -42,6 +42,7 @@ class DecodeOptions:
     temperature: float = 0.0
     confidence: str = "max_prob"
     seed: int | None = None
+    allow_stop: bool = True  # False: a fixed-length fill (no padding/EOS ends the span)
 
     def validate(self) -> None:
         if self.confidence not in CONFIDENCE_KINDS:
@@ -82,13 +83,17 @@ def predict(logits: Tensor, temperature: float, kind: str,
     return token, conf
 
 
-def constrain_logits(logits: Tensor, span_offsets: Tensor, tok: Tokenizer, heal_bytes: bytes) -> Tensor:
-    """Forbid the mask token everywhere and enforce boundary healing at span offset 0.
+def constrain_logits(logits: Tensor, span_offsets: Tensor, tok: Tokenizer, heal_bytes: bytes,
+                     allow_stop: bool = True) -> Tensor:
+    """Forbid the mask token everywhere (and stop tokens too unless ``allow_stop``: a
+    fixed-length fill) and enforce boundary healing at span offset 0.
 
     logits: [N, V] for the undecided span offsets ``span_offsets`` [N].
     """
     logits = logits.clone()
     logits[:, tok.mask_id] = float("-inf")
+    if not allow_stop:
+        logits[:, list(tok.stop_ids)] = float("-inf")
     if heal_bytes:
         first = (span_offsets == 0).nonzero().flatten()
         if first.numel():
@@ -164,7 +169,7 @@ def reference_infill(model: Transformer, tok: Tokenizer, canvas: Canvas, opts: D
         logits = shift_logits(model(x), shift)[0, start:start + n]  # [n, V]
         forwards += 1
         offsets = (~decided).nonzero().flatten()  # [N]
-        lg = constrain_logits(logits[offsets], offsets, tok, canvas.heal_bytes)  # [N, V]
+        lg = constrain_logits(logits[offsets], offsets, tok, canvas.heal_bytes, opts.allow_stop)  # [N, V]
         token, conf = predict(lg, opts.temperature, opts.confidence, gen)  # [N], [N]
         eligible = eligible_confidence(token, conf, offsets, stop_ids)  # [N]
         k = commit_count(offsets.numel(), total_steps - step)

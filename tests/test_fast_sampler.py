@@ -52,7 +52,7 @@ def test_uncached_one_token_per_step_reproduces_reference(engine):
 def test_engine_api_exact_path_matches_reference(engine):
     for prefix, suffix in CASES[:3]:
         ref = engine.infill(prefix, suffix, 10)
-        fast = engine.infill(prefix, suffix, 10, sampler="fast", threshold=1.0, block_size=10**6, cache="none")
+        fast = engine.infill(prefix, suffix, 10, sampler="fast", threshold=1.0, min_per_step=1, block_size=10**6, cache="none")
         assert fast.token_ids == ref.token_ids
 
 
@@ -96,6 +96,14 @@ def test_threshold_commits_many_tokens_per_step(engine):
     assert every.steps == math.ceil(canvas.span_len / 8)  # one step per block
     one = dec.run([dec.start(canvas, FastOptions(block_size=8, threshold=1.0, initial_span=None))])[0]
     assert one.steps == canvas.span_len  # nothing reaches 1.0: the top one each step
+
+
+def test_min_per_step_is_a_floor_on_parallelism(engine):
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    canvas = build_canvas(engine.tokenizer, "x = ", "", 14, engine.context_tokens)
+    opts = FastOptions(block_size=10**6, threshold=1.0, min_per_step=3, initial_span=None)
+    result = dec.run([dec.start(canvas, opts)])[0]
+    assert result.steps == math.ceil(canvas.span_len / 3)  # nothing reaches 1.0: three per step
 
 
 def test_dual_cache_steps_recompute_only_the_block(engine):
@@ -182,7 +190,7 @@ def test_cancelled_request_leaves_others_running(engine):
 
 @pytest.mark.parametrize("bad", [
     {"preset": "turbo"}, {"threshold": 1.5}, {"threshold": 0.0}, {"block_size": 0}, {"cache": "lru"},
-    {"sampler": "magic"},
+    {"sampler": "magic"}, {"min_per_step": 0},
 ])
 def test_bad_options_are_refused(engine, bad):
     kwargs = {"sampler": "fast", **bad}
@@ -203,7 +211,7 @@ def test_int8_quantized_engine_keeps_fast_equal_to_reference(tmp_path):
         assert eng.dtype == torch.float32
         for prefix, suffix in CASES[:3]:
             ref = eng.infill(prefix, suffix, 8)
-            fast = eng.infill(prefix, suffix, 8, sampler="fast", threshold=1.0, block_size=10**6, cache="none")
+            fast = eng.infill(prefix, suffix, 8, sampler="fast", threshold=1.0, min_per_step=1, block_size=10**6, cache="none")
             assert fast.token_ids == ref.token_ids
     finally:
         eng.close()
@@ -219,3 +227,16 @@ def test_engine_load_defaults_to_int8_on_cpu(tmp_path):
     assert eng.infill("x = ", "", 4, sampler="fast").steps >= 1
     plain = Engine.load(path, dtype="float32")
     assert not [m for m in plain.model.modules() if "quantized" in type(m).__module__]
+
+
+def test_fixed_length_fill_decodes_exactly_max_tokens(engine):
+    for prefix, suffix in CASES[:3]:
+        canvas = build_canvas(engine.tokenizer, prefix, suffix, 12, engine.context_tokens)
+        ref = engine.infill(prefix, suffix, 12, allow_stop=False)
+        fast = engine.infill(prefix, suffix, 12, sampler="fast", allow_stop=False,
+                             threshold=1.0, min_per_step=1, block_size=10**6, cache="none")
+        assert len(ref.token_ids) == canvas.span_len and ref.stop_reason == "length"
+        assert fast.token_ids == ref.token_ids
+        stop_ids = set(engine.tokenizer.stop_ids)
+        grown = engine.infill(prefix, suffix, 12, sampler="fast", preset="fast", allow_stop=False)
+        assert len(grown.token_ids) == canvas.span_len and not stop_ids & set(grown.token_ids)
