@@ -92,8 +92,8 @@ class FastOptions:
 
 # The user's speed/quality knob.
 PRESETS: dict[str, FastOptions] = {
-    "fast": FastOptions(block_size=16, threshold=0.7, min_per_step=4, initial_span=16),
-    "balanced": FastOptions(block_size=16, threshold=0.9, min_per_step=2, initial_span=32),
+    "fast": FastOptions(block_size=16, threshold=0.7, min_per_step=8, initial_span=16),
+    "balanced": FastOptions(block_size=16, threshold=0.9, min_per_step=4, initial_span=32),
     "quality": FastOptions(block_size=8, threshold=0.97, min_per_step=1, initial_span=32, refresh_every=4),
 }
 
