@@ -55,7 +55,7 @@ def test_default_data_dir_does_not_depend_on_cwd(tmp_path, monkeypatch):
     assert humaneval.DEFAULT_DATA_DIR == Path(humaneval.__file__).resolve().parents[2] / "shared" / "data" / \
         "human-eval-infilling"
     if humaneval.DEFAULT_DATA_DIR.is_dir():
-        assert humaneval.resolve_data_dir() == humaneval.DEFAULT_DATA_DIR
+        assert humaneval.resolve_data_dir().resolve() == humaneval.DEFAULT_DATA_DIR.resolve()
 
 
 def test_parse_benchmarks_and_subset():
