@@ -46,6 +46,7 @@ from engine.sampler import (
     commit_count,
     constrain_logits,
     eligible_confidence,
+    fill_after_stop,
     make_generator,
     predict,
 )
@@ -331,14 +332,9 @@ class FastDecoder:
         self._advance(s)
 
     def _fill_after_stop(self, s: DecodeState) -> None:
-        span = s.ids[s.start:s.start + s.span_len]
-        stops = (torch.isin(span, self.stop_ids) & s.decided).nonzero().flatten()
-        if stops.numel():
-            first = int(stops[0])
-            fill = (torch.arange(s.span_len, device=self.device) > first) & ~s.decided
-            span[fill] = self.tok.pad_id
-            s.decided |= fill
-            s.stopped = True
+        span = s.ids[s.start:s.start + s.span_len]  # a view: filled in place
+        fill_after_stop(span, s.decided, self.stop_ids, self.tok.pad_id)
+        s.stopped = s.stopped or bool((torch.isin(span, self.stop_ids) & s.decided).any())
 
     def _advance(self, s: DecodeState) -> None:
         if not bool(s.decided[s.block_start:s.block_end].all()):

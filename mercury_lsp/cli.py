@@ -74,26 +74,17 @@ def _run_infill(args: argparse.Namespace) -> int:
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_infill]
 
 
-def _optional_subcommands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    """Subcommands whose modules add them (kept out of this file to keep it thin)."""
-    adders = []
-    for module, attr in (("mercury_lsp.train_cmd", "add_subcommand"),
-                         ("mercury_lsp.server", "add_subcommand"),
-                         ("mercury_lsp.next_edit_cmd", "add_subcommand")):
-        try:
-            mod = __import__(module, fromlist=[attr])
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
-        adders.append(getattr(mod, attr))
-    return adders
+def _module_subcommands() -> list[Callable[[argparse._SubParsersAction], None]]:
+    """Subcommands defined beside the code they run (imported here, at parse time)."""
+    from mercury_lsp import next_edit_cmd, server, train_cmd
+
+    return [train_cmd.add_subcommand, server.add_subcommand, next_edit_cmd.add_subcommand]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mercury-lsp", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in SUBCOMMANDS + _optional_subcommands():
+    for add in SUBCOMMANDS + _module_subcommands():
         add(sub)
     return parser
 
