@@ -40,8 +40,15 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     fit.add_argument("--ffn", type=int, default=768)
     fit.add_argument("--seq-len", type=int, default=320)
     fit.add_argument("--batch-size", type=int, default=16)
-    fit.add_argument("--lr", type=float, default=2e-3)
-    fit.add_argument("--infill-frac", type=float, default=0.7)
+    fit.add_argument("--lr", type=float, default=1e-3)
+    fit.add_argument("--infill-frac", type=float, default=0.3,
+                     help="share of infill-shaped rows (at the end of the run with --infill-frac-start)")
+    fit.add_argument("--infill-frac-start", type=float, default=None,
+                     help="ramp the infill share linearly from this value over the run")
+    fit.add_argument("--pad-weight", type=float, default=1.0, help="loss weight of padding targets")
+    fit.add_argument("--weight-t-floor", type=float, default=0.05,
+                     help="cap the 1/t loss weight at 1/FLOOR (0: the plain 1/t weight)")
+    fit.add_argument("--warmup-steps", type=int, default=500)
     fit.add_argument("--seed", type=int, default=1234)
     fit.add_argument("--device", default="auto")
     fit.add_argument("--threads", type=int, default=0)
@@ -82,7 +89,9 @@ def _train_config(args: argparse.Namespace):
                        num_kv_heads=args.kv_heads, intermediate_size=args.ffn)
     return TrainConfig(data=str(args.data), run_dir=str(args.run), shape=shape, seq_len=args.seq_len,
                        batch_size=args.batch_size, lr=args.lr, total_tokens=int(args.total_tokens),
-                       infill_frac=args.infill_frac, seed=args.seed, device=args.device,
+                       infill_frac=args.infill_frac, infill_frac_start=args.infill_frac_start,
+                       pad_weight=args.pad_weight, weight_t_floor=args.weight_t_floor,
+                       warmup_steps=args.warmup_steps, seed=args.seed, device=args.device,
                        minutes=args.minutes, threads=args.threads, compile=not args.no_compile)
 
 

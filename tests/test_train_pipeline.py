@@ -13,7 +13,7 @@ from engine import Engine
 from engine.train.corpus import build_corpus, read_documents
 from engine.train.examples import ExampleMaker
 from engine.train.tokens import load_tokenizer, load_tokens, prepare_tokens
-from engine.train.trainer import ModelShape, TrainConfig, Trainer, export_run
+from engine.train.trainer import ModelShape, TrainConfig, Trainer, export_run, infill_share
 
 SOLUTION = "    return sorted(set(numbers_list_with_duplicates_that_we_need))[::-1]\n"
 
@@ -84,6 +84,43 @@ def test_infill_examples_mask_only_the_span(corpus):
     assert (batch.weight[~batch.masked] == 0).all()
 
 
+def _maker(corpus: Path, **kw) -> ExampleMaker:
+    tok = load_tokenizer(corpus)
+    docs = [d["text"] for d in read_documents(corpus / "train.jsonl.gz")]
+    return ExampleMaker(tok, load_tokens(corpus, "train"), docs, 64, tok.token_to_id("<|mask|>"),
+                        tok.token_to_id("<|pad|>"), seed=0, **kw)
+
+
+def test_pad_weight_and_weight_floor_change_only_what_they_name(corpus):
+    pad = load_tokenizer(corpus).token_to_id("<|pad|>")
+    plain = _maker(corpus).batch(16, infill_frac=1.0, t=0.01)
+    tuned = _maker(corpus, pad_weight=0.25, weight_t_floor=0.05).batch(16, infill_frac=1.0, t=0.01)
+    assert (plain.masked == tuned.masked).all()  # same draws: only the weights differ
+    m = plain.masked
+    is_pad = (plain.tokens == pad) & m
+    content = m & ~is_pad
+    assert is_pad.any() and content.any()
+    # 1/t = 100 capped at 1/0.05 = 20 everywhere; padding targets then weighted 0.25 more.
+    np.testing.assert_allclose(tuned.weight[content], plain.weight[content] * 0.2, rtol=1e-5)
+    np.testing.assert_allclose(tuned.weight[is_pad], plain.weight[is_pad] * 0.2 * 0.25, rtol=1e-5)
+
+
+def test_fixed_rate_batches_mask_about_that_share(corpus):
+    batch = _maker(corpus).batch(32, infill_frac=0.0, t=0.15)
+    assert abs(batch.masked.mean() - 0.15) < 0.03
+    full = _maker(corpus).batch(8, infill_frac=1.0, t=1.0)
+    span = full.masked.sum(1)
+    assert (span > 0).all() and (full.inputs[full.masked] == load_tokenizer(corpus).token_to_id("<|mask|>")).all()
+
+
+def test_infill_share_ramps_over_the_run():
+    cfg = TrainConfig(total_tokens=1000, infill_frac=0.5, infill_frac_start=0.1)
+    assert infill_share(cfg, 0) == pytest.approx(0.1)
+    assert infill_share(cfg, 500) == pytest.approx(0.3)
+    assert infill_share(cfg, 5000) == pytest.approx(0.5)
+    assert infill_share(TrainConfig(infill_frac=0.4), 123) == 0.4
+
+
 def test_train_resume_and_export(corpus, tmp_path):
     shape = ModelShape(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
                        max_position_embeddings=128)
@@ -93,6 +130,8 @@ def test_train_resume_and_export(corpus, tmp_path):
     assert first["tokens"] >= 2_000
     log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     assert log and all(np.isfinite(r["loss"]) for r in log) and any("heldout_loss" in r for r in log)
+    evals = [r for r in log if "heldout_loss" in r]
+    assert all(np.isfinite(r["heldout_context_ce"]) and np.isfinite(r["heldout_middle_ce"]) for r in evals)
     more = Trainer(TrainConfig(**{**cfg.__dict__, "total_tokens": 3_000})).fit()  # resumes
     assert more["step"] > first["step"] and more["tokens"] >= 3_000
     out = export_run(tmp_path / "run", corpus, tmp_path / "model", "# card\n")

@@ -33,7 +33,8 @@ class Batch:
 
 class ExampleMaker:
     def __init__(self, tok: Tokenizer, stream: np.ndarray, docs: list[str], seq_len: int,
-                 mask_id: int, pad_id: int, seed: int, max_span: int = 128, max_pad: int = 64) -> None:
+                 mask_id: int, pad_id: int, seed: int, max_span: int = 128, max_pad: int = 64,
+                 pad_weight: float = 1.0, weight_t_floor: float = 0.0) -> None:
         self.tok = tok
         self.stream = stream
         self.docs = [d for d in docs if len(d) > 200]
@@ -44,9 +45,16 @@ class ExampleMaker:
         self.rng = random.Random(seed)
         self.np_rng = np.random.default_rng(seed)
         self.max_span, self.max_pad = max_span, max_pad
+        self.pad_weight = pad_weight  # loss weight of padding targets (they are easy and many)
+        # The 1/t weight is capped at 1/weight_t_floor: rows with a handful of masked tokens
+        # otherwise get weights up to 1000 and make loss spikes (seen: one at step 280 that
+        # the 25 M-token run never recovered from).
+        self.weight_t_floor = weight_t_floor
 
     # ------------------------------------------------------------------ batches
-    def batch(self, size: int, infill_frac: float) -> Batch:
+    def batch(self, size: int, infill_frac: float, t: float | None = None) -> Batch:
+        """``size`` rows, a fraction ``infill_frac`` of them infill-shaped; ``t`` fixes the
+        masking rate (an evaluation probe) instead of drawing it from U(0, 1)."""
         L = self.seq_len
         tokens = np.full((size, L), self.pad_id, dtype=np.int64)
         region = np.zeros((size, L), dtype=bool)  # positions eligible for masking
@@ -64,7 +72,10 @@ class ExampleMaker:
                 tokens[b] = self.stream[s:s + L]
                 region[b] = True
                 norm[b] = L
-        t = self.np_rng.uniform(0.0, 1.0, size=(size, 1)).astype(np.float32)
+        if t is None:
+            t = self.np_rng.uniform(0.0, 1.0, size=(size, 1)).astype(np.float32)
+        else:
+            t = np.full((size, 1), t, dtype=np.float32)
         t = np.clip(t, 1e-3, 1.0)
         masked = (self.np_rng.random((size, L)) < t) & region
         # At least one masked position per row.
@@ -72,7 +83,10 @@ class ExampleMaker:
             cand = np.flatnonzero(region[b])
             masked[b, cand[self.rng.randrange(len(cand))]] = True
         inputs = np.where(masked, self.mask_id, tokens)
-        weight = np.where(masked, 1.0 / t / norm[:, None], 0.0).astype(np.float32)
+        weight = np.where(masked, 1.0 / np.maximum(t, self.weight_t_floor) / norm[:, None], 0.0)
+        if self.pad_weight != 1.0:
+            weight = np.where(tokens == self.pad_id, weight * self.pad_weight, weight)
+        weight = weight.astype(np.float32)
         return Batch(tokens, inputs, masked, weight, key_mask)
 
     # ------------------------------------------------------------------ infill
