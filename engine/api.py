@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from engine import edit as _edit
-from engine.canvas import build_canvas
+from engine.canvas import build_canvas, first_line
 from engine.config import ModelConfig
 from engine.errors import InvalidRequestError
 from engine.fast_sampler import FastDecoder, FastOptions, preset_options
@@ -146,7 +146,8 @@ class Engine:
                preset: str = "balanced", steps: int | None = None, temperature: float = 0.0,
                confidence: str = "max_prob", seed: int | None = None, heal: bool = True,
                threshold: float | None = None, min_per_step: int | None = None, block_size: int | None = None,
-               cache: str | None = None, allow_stop: bool = True, cancel: CancelToken | None = None,
+               cache: str | None = None, allow_stop: bool = True, single_line: bool = False,
+               cancel: CancelToken | None = None,
                callback: Callable[[StepEvent], None] | None = None) -> InfillResult:
         """Fill the span between ``prefix`` and ``suffix`` with at most ``max_tokens`` tokens.
 
@@ -155,19 +156,22 @@ class Engine:
         configured by ``preset`` (fast | balanced | quality), with optional overrides
         (``threshold``, ``min_per_step``, ``block_size``, ``cache``; ``steps`` then means steps per block and
         switches to the fixed-count schedule). ``allow_stop=False`` fills exactly ``max_tokens``
-        tokens (no padding/EOS may end the span): a fixed-length fill.
+        tokens (no padding/EOS may end the span): a fixed-length fill. ``single_line=True`` ends
+        the completion after its first line break that follows non-blank text (the line break
+        is kept): the single-line mode of inline completion.
         """
         return self.infill_batch([InfillRequest(prefix, suffix, max_tokens)], sampler=sampler,
                                  preset=preset, steps=steps, temperature=temperature,
                                  confidence=confidence, seed=seed, heal=heal, threshold=threshold,
-                                 min_per_step=min_per_step, block_size=block_size, cache=cache, allow_stop=allow_stop, cancel=cancel,
-                                 callback=callback)[0]
+                                 min_per_step=min_per_step, block_size=block_size, cache=cache, allow_stop=allow_stop,
+                                 single_line=single_line, cancel=cancel, callback=callback)[0]
 
     def infill_batch(self, requests: Sequence[InfillRequest], *, sampler: str = "reference",
                      preset: str = "balanced", steps: int | None = None, temperature: float = 0.0,
                      confidence: str = "max_prob", seed: int | None = None, heal: bool = True,
                      threshold: float | None = None, min_per_step: int | None = None,
-                     block_size: int | None = None, cache: str | None = None, allow_stop: bool = True, cancel: CancelToken | None = None,
+                     block_size: int | None = None, cache: str | None = None, allow_stop: bool = True,
+                     single_line: bool = False, cancel: CancelToken | None = None,
                      callback: Callable[[StepEvent], None] | None = None) -> list[InfillResult]:
         """Several infills; with the fast sampler they share every denoising step's forwards."""
         if sampler not in SAMPLERS:
@@ -196,6 +200,12 @@ class Engine:
                 fast.validate()
             futures = [self.scheduler.submit(c, fast, cancel, callback) for c in canvases]
             results = [f.result() for f in futures]
+        if single_line:
+            for r, canvas in zip(results, canvases, strict=True):
+                text, n = first_line(self.tokenizer, r.text, r.token_ids, canvas.heal_bytes)
+                if n < len(r.token_ids) or text != r.text:
+                    r.text, r.token_ids, r.confidences = text, r.token_ids[:n], r.confidences[:n]
+                    r.stop_reason = "stop"
         for r in results:
             r.timings["tokenize_ms"] = (t1 - t0) * 1000 / max(1, len(requests))
             r.timings["total_ms"] = (time.perf_counter() - t0) * 1000

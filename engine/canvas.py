@@ -79,3 +79,25 @@ def span_text(tok: Tokenizer, span_ids: list[int], heal_bytes: bytes) -> tuple[s
     if heal_bytes and raw.startswith(heal_bytes):
         raw = raw[len(heal_bytes):]
     return raw.decode("utf-8", errors="replace"), kept, len(kept)
+
+
+def first_line(tok: Tokenizer, text: str, token_ids: list[int], heal_bytes: bytes) -> tuple[str, int]:
+    """A single-line completion: ``text`` cut after its first line break that follows non-blank
+    text (the line break is kept, so a whole-line middle stays a whole line; leading blank
+    lines are kept too). Returns (text, number of ``token_ids`` that produced it)."""
+    seen = 0
+    for i, ch in enumerate(text):
+        if ch == "\n" and text[seen:i].strip():
+            text = text[:i + 1]
+            break
+        if ch == "\n":
+            seen = i + 1
+    else:
+        return text, len(token_ids)
+    need = len(heal_bytes) + len(text.encode("utf-8"))
+    have = 0
+    for n, t in enumerate(token_ids, start=1):
+        have += len(tok.token_bytes[t])
+        if have >= need:
+            return text, n
+    return text, len(token_ids)

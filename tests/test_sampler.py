@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from engine import Engine, InvalidRequestError
-from engine.canvas import Canvas, build_canvas
+from engine.canvas import Canvas, build_canvas, first_line
 from engine.config import ModelConfig
 from engine.model import Transformer
 from engine.sampler import CONFIDENCE_KINDS, DecodeOptions, commit_count, reference_infill
@@ -280,3 +280,29 @@ def test_logit_shift(tiny, shift):
     start = canvas.span_start
     result = reference_infill(oracle, tok, canvas, DecodeOptions())
     assert result.token_ids == (table[start - 1: start + 3] if shift else table[start: start + 4])
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("    return x\n    y = 1\n", "    return x\n"),
+    ("\n   \n    return x\nmore", "\n   \n    return x\n"),  # leading blank lines are kept
+    ("x + 1)", "x + 1)"),  # no line break: unchanged
+    ("", ""),
+])
+def test_first_line_cuts_after_the_first_nonblank_line(tiny, text, want):
+    tok = tiny.tokenizer
+    heal = b"ret"
+    ids = tok.encode("ret" + text)
+    got, n = first_line(tok, text, ids, heal)
+    assert got == want
+    # the kept tokens cover exactly the kept text (and the healed bytes before it)
+    covered = tok.decode_bytes(ids[:n])
+    assert covered.startswith(heal + want.encode())
+    assert n == len(ids) or not tok.decode_bytes(ids[:n - 1]).startswith(heal + want.encode())
+
+
+def test_single_line_is_a_prefix_of_the_full_completion(tiny):
+    full = tiny.infill("def f(x):\n", "\n", max_tokens=24, allow_stop=False)
+    one = tiny.infill("def f(x):\n", "\n", max_tokens=24, allow_stop=False, single_line=True)
+    assert full.text.startswith(one.text)
+    assert one.text == first_line(tiny.tokenizer, full.text, full.token_ids, b"\n")[0] or "\n" not in full.text
+    assert len(one.token_ids) == len(one.confidences) <= len(full.token_ids)
