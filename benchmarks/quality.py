@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="summary JSON; per-task lines go to <stem>.tasks.jsonl, the plot to <stem>.steps.png")
     p.add_argument("--canonical", action="store_true",
                    help="no model: execute canonical_solution (self-check, must score 100%%)")
+    p.add_argument("--empty", action="store_true",
+                   help="no model: every completion is empty (the floor a model has to beat: "
+                        "some tasks pass without their line)")
     p.add_argument("--data-dir", default=None,
                    help=f"directory of the HumanEval-infilling files (default: ${humaneval.ENV_DATA_DIR} "
                         f"or {humaneval.DEFAULT_DATA_DIR})")
@@ -230,7 +233,8 @@ def run_config(engine, suites: dict[str, list[Problem]], args: argparse.Namespac
         label = f"{run}/{name}"
         max_tokens = args.max_tokens or DEFAULT_MAX_TOKENS[name]
         if engine is None:
-            gen = Generation([p.canonical_solution for p in problems], [{} for _ in problems], {})
+            texts = ["" if args.empty else p.canonical_solution for p in problems]
+            gen = Generation(texts, [{} for _ in problems], {})
         else:
             gen = generate(engine, problems, max_tokens, decode, label)
         outcomes, exec_s = evaluate(problems, gen.completions, args, label)
@@ -347,16 +351,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be positive, got {args.workers}")
     decode = parse_decode(args.decode)
     grid = parse_steps_grid(args.steps_grid)
-    if args.canonical and (grid or decode):
-        raise UsageError("--canonical runs no model: --steps-grid and --decode do not apply")
-    if not args.canonical:
+    if args.canonical and args.empty:
+        raise UsageError("--canonical and --empty are two different runs")
+    no_model = args.canonical or args.empty
+    if no_model and (grid or decode):
+        raise UsageError("--canonical/--empty run no model: --steps-grid and --decode do not apply")
+    if not no_model:
         decode.setdefault("seed", args.seed)
 
     data_dir = humaneval.resolve_data_dir(args.data_dir)
     suites = {n: humaneval.take_subset(humaneval.load_benchmark(n, data_dir), args.limit) for n in names}
 
     engine, model_info, load_s, warmup_s = None, None, 0.0, 0.0
-    if not args.canonical:
+    if not no_model:
         from engine import Engine
 
         t0 = time.perf_counter()
@@ -378,7 +385,8 @@ def run(args: argparse.Namespace) -> int:
               f"({model_info['dtype']}) in {load_s:.1f}s", file=sys.stderr, flush=True)
 
     task_lines: list[dict] = []
-    main_run = "canonical" if args.canonical else "main"
+    mode = "canonical" if args.canonical else "empty" if args.empty else "model"
+    main_run = "main" if mode == "model" else mode
     summary = run_config(engine, suites, args, decode, main_run, task_lines)
 
     grid_results = []
@@ -393,7 +401,8 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     tasks_path = out.with_name(out.stem + ".tasks.jsonl")
     plot_path = out.with_name(out.stem + ".steps.png") if grid_results else None
-    title = "canonical solutions" if engine is None else f"model {model_info['path'] or args.model}"
+    title = {"canonical": "canonical solutions", "empty": "empty completions"}.get(
+        mode, f"model {model_info['path'] if model_info else args.model}")
     if plot_path is not None:
         plot_steps(plot_path, grid_results, names,
                    f"HumanEval infilling vs denoising steps — {title}")
@@ -404,10 +413,10 @@ def run(args: argparse.Namespace) -> int:
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "git": git_state(),
         "command": ["python", "-m", "benchmarks.quality", *(args.argv or [])],
-        "mode": "canonical" if args.canonical else "model",
+        "mode": mode,
         "model": model_info,
-        "decode": None if args.canonical else decode,
-        "max_tokens": None if args.canonical else {n: args.max_tokens or DEFAULT_MAX_TOKENS[n] for n in names},
+        "decode": None if no_model else decode,
+        "max_tokens": None if no_model else {n: args.max_tokens or DEFAULT_MAX_TOKENS[n] for n in names},
         "data_dir": str(data_dir),
         "subset": None if args.limit is None else f"{args.limit} per benchmark, evenly spaced (i * n // limit)",
         "sandbox": {"timeout_s": args.timeout, "workers": args.workers or os.cpu_count(),

@@ -53,3 +53,20 @@ def test_heldout_benchmark_runs(tiny, tmp_path, capsys):
     head = _last_json(capsys.readouterr().out)
     assert set(head) == {"heldout_line_exact", "heldout_rest_of_line_exact"}
     assert json.loads(out.read_text())["results"]["line"]["spans"] == 2
+
+
+def test_quality_empty_baseline_runs_no_model(tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import quality
+
+    out = tmp_path / "empty.json"
+    assert quality.main(["--empty", "--benchmarks", "single-line", "--limit", "6", "--out", str(out)]) == 0
+    head = _last_json(capsys.readouterr().out)
+    assert head["single_line_exact"] == 0.0
+    data = json.loads(out.read_text())
+    assert data["mode"] == "empty" and data["model"] is None
+    lines = [json.loads(x) for x in out.with_name("empty.tasks.jsonl").read_text().splitlines()]
+    assert len(lines) == 6 and all(x["completion"] == "" for x in lines)
+    assert quality.main(["--empty", "--canonical", "--out", str(out)]) == 2
+    assert "two different runs" in capsys.readouterr().err
