@@ -17,6 +17,9 @@ DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / 
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:
+    from engine.train.config import TrainConfig
+
+    d = TrainConfig()  # one source of defaults: the flags show TrainConfig's
     p = sub.add_parser("train", help="prepare data for, train and export the embedded model")
     tsub = p.add_subparsers(dest="train_command", required=True)
 
@@ -38,18 +41,18 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     fit.add_argument("--heads", type=int, default=4)
     fit.add_argument("--kv-heads", type=int, default=2)
     fit.add_argument("--ffn", type=int, default=768)
-    fit.add_argument("--seq-len", type=int, default=320)
-    fit.add_argument("--batch-size", type=int, default=16)
-    fit.add_argument("--lr", type=float, default=1e-3)
-    fit.add_argument("--infill-frac", type=float, default=0.3,
+    fit.add_argument("--seq-len", type=int, default=d.seq_len)
+    fit.add_argument("--batch-size", type=int, default=d.batch_size)
+    fit.add_argument("--lr", type=float, default=d.lr)
+    fit.add_argument("--infill-frac", type=float, default=d.infill_frac,
                      help="share of infill-shaped rows (at the end of the run with --infill-frac-start)")
-    fit.add_argument("--infill-frac-start", type=float, default=None,
+    fit.add_argument("--infill-frac-start", type=float, default=d.infill_frac_start,
                      help="ramp the infill share linearly from this value over the run")
-    fit.add_argument("--pad-weight", type=float, default=1.0, help="loss weight of padding targets")
-    fit.add_argument("--weight-t-floor", type=float, default=0.05,
+    fit.add_argument("--pad-weight", type=float, default=d.pad_weight, help="loss weight of padding targets")
+    fit.add_argument("--weight-t-floor", type=float, default=d.weight_t_floor,
                      help="cap the 1/t loss weight at 1/FLOOR (0: the plain 1/t weight)")
-    fit.add_argument("--warmup-steps", type=int, default=500)
-    fit.add_argument("--seed", type=int, default=1234)
+    fit.add_argument("--warmup-steps", type=int, default=d.warmup_steps)
+    fit.add_argument("--seed", type=int, default=d.seed)
     fit.add_argument("--device", default="auto")
     fit.add_argument("--threads", type=int, default=0)
     fit.add_argument("--no-compile", action="store_true")
@@ -83,7 +86,7 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _train_config(args: argparse.Namespace):
-    from engine.train.trainer import ModelShape, TrainConfig
+    from engine.train.config import ModelShape, TrainConfig
 
     shape = ModelShape(hidden_size=args.hidden_size, num_layers=args.layers, num_heads=args.heads,
                        num_kv_heads=args.kv_heads, intermediate_size=args.ffn)
@@ -101,7 +104,7 @@ def _fit(args: argparse.Namespace) -> int:
     cfg = _train_config(args)
     saved = Path(cfg.run_dir) / "train_config.json"
     if saved.exists():  # resuming: the run's own shape wins over the command line's
-        from engine.train.trainer import ModelShape, TrainConfig
+        from engine.train.config import ModelShape, TrainConfig
         raw = json.loads(saved.read_text())
         raw["shape"] = ModelShape(**raw["shape"])
         raw.update(minutes=args.minutes, device=args.device, threads=args.threads)

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from engine import Engine
+from engine.train.config import ModelShape, TrainConfig
 from engine.train.corpus import build_corpus, read_documents
 from engine.train.examples import ExampleMaker
 from engine.train.tokens import load_tokenizer, load_tokens, prepare_tokens
-from engine.train.trainer import ModelShape, TrainConfig, Trainer, export_run, infill_share
+from engine.train.trainer import Trainer, export_run, infill_share
 
 SOLUTION = "    return sorted(set(numbers_list_with_duplicates_that_we_need))[::-1]\n"
 
