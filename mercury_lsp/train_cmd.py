@@ -17,9 +17,6 @@ DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / 
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:
-    from engine.train.config import TrainConfig
-
-    d = TrainConfig()  # one source of defaults: the flags show TrainConfig's
     p = sub.add_parser("train", help="prepare data for, train and export the embedded model")
     tsub = p.add_subparsers(dest="train_command", required=True)
 
@@ -41,18 +38,20 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     fit.add_argument("--heads", type=int, default=4)
     fit.add_argument("--kv-heads", type=int, default=2)
     fit.add_argument("--ffn", type=int, default=768)
-    fit.add_argument("--seq-len", type=int, default=d.seq_len)
-    fit.add_argument("--batch-size", type=int, default=d.batch_size)
-    fit.add_argument("--lr", type=float, default=d.lr)
-    fit.add_argument("--infill-frac", type=float, default=d.infill_frac,
+    fit.add_argument("--seq-len", type=int, default=None)
+    fit.add_argument("--batch-size", type=int, default=None)
+    fit.add_argument("--lr", type=float, default=None)
+    fit.add_argument("--infill-frac", type=float, default=None,
                      help="share of infill-shaped rows (at the end of the run with --infill-frac-start)")
-    fit.add_argument("--infill-frac-start", type=float, default=d.infill_frac_start,
+    fit.add_argument("--infill-frac-start", type=float, default=None,
                      help="ramp the infill share linearly from this value over the run")
-    fit.add_argument("--pad-weight", type=float, default=d.pad_weight, help="loss weight of padding targets")
-    fit.add_argument("--weight-t-floor", type=float, default=d.weight_t_floor,
+    fit.add_argument("--pad-weight", type=float, default=None, help="loss weight of padding targets")
+    fit.add_argument("--weight-t-floor", type=float, default=None,
                      help="cap the 1/t loss weight at 1/FLOOR (0: the plain 1/t weight)")
-    fit.add_argument("--warmup-steps", type=int, default=d.warmup_steps)
-    fit.add_argument("--seed", type=int, default=d.seed)
+    fit.add_argument("--warmup-steps", type=int, default=None)
+    fit.add_argument("--seed", type=int, default=None)
+    # Flags left at None take TrainConfig's defaults (engine/train/config.py): one source of
+    # defaults, read at run time so that building the parser imports no engine code.
     fit.add_argument("--device", default="auto")
     fit.add_argument("--threads", type=int, default=0)
     fit.add_argument("--no-compile", action="store_true")
@@ -90,12 +89,12 @@ def _train_config(args: argparse.Namespace):
 
     shape = ModelShape(hidden_size=args.hidden_size, num_layers=args.layers, num_heads=args.heads,
                        num_kv_heads=args.kv_heads, intermediate_size=args.ffn)
-    return TrainConfig(data=str(args.data), run_dir=str(args.run), shape=shape, seq_len=args.seq_len,
-                       batch_size=args.batch_size, lr=args.lr, total_tokens=int(args.total_tokens),
-                       infill_frac=args.infill_frac, infill_frac_start=args.infill_frac_start,
-                       pad_weight=args.pad_weight, weight_t_floor=args.weight_t_floor,
-                       warmup_steps=args.warmup_steps, seed=args.seed, device=args.device,
-                       minutes=args.minutes, threads=args.threads, compile=not args.no_compile)
+    given = {k: getattr(args, k) for k in ("seq_len", "batch_size", "lr", "infill_frac", "infill_frac_start",
+                                           "pad_weight", "weight_t_floor", "warmup_steps", "seed")
+             if getattr(args, k) is not None}
+    return TrainConfig(data=str(args.data), run_dir=str(args.run), shape=shape, total_tokens=int(args.total_tokens),
+                       device=args.device, minutes=args.minutes, threads=args.threads,
+                       compile=not args.no_compile, **given)
 
 
 def _fit(args: argparse.Namespace) -> int:
