@@ -185,7 +185,7 @@ class Engine:
         t1 = time.perf_counter()
         if sampler == "reference":
             opts = DecodeOptions(steps=steps, temperature=temperature, confidence=confidence, seed=seed,
-                                 allow_stop=allow_stop)
+                                 allow_stop=allow_stop, single_line=single_line)
             opts.validate()
             results = []
             for canvas in canvases:
@@ -194,13 +194,14 @@ class Engine:
         else:
             fast: FastOptions = preset_options(
                 preset, temperature=temperature, confidence=confidence, seed=seed, threshold=threshold,
-                min_per_step=min_per_step, block_size=block_size, cache=cache, allow_stop=allow_stop)
+                min_per_step=min_per_step, block_size=block_size, cache=cache, allow_stop=allow_stop,
+                single_line=single_line)
             if steps is not None:  # a fixed-count schedule: ``steps`` steps per block
                 fast = FastOptions(**{**fast.__dict__, "threshold": None, "steps_per_block": steps})
                 fast.validate()
             futures = [self.scheduler.submit(c, fast, cancel, callback) for c in canvases]
             results = [f.result() for f in futures]
-        if single_line:
+        if single_line:  # the samplers stopped after the line's token; cut inside that token
             for r, canvas in zip(results, canvases, strict=True):
                 text, n = first_line(self.tokenizer, r.text, r.token_ids, canvas.heal_bytes)
                 if n < len(r.token_ids) or text != r.text:

@@ -46,6 +46,7 @@ from engine.sampler import (
     commit_count,
     constrain_logits,
     eligible_confidence,
+    end_at_line,
     fill_after_stop,
     make_generator,
     predict,
@@ -69,6 +70,7 @@ class FastOptions:
     confidence: str = "max_prob"
     seed: int | None = None
     allow_stop: bool = True  # False: a fixed-length fill (no padding/EOS ends the span)
+    single_line: bool = False  # end after the first line break that follows non-blank text
 
     def validate(self) -> None:
         if not isinstance(self.block_size, int) or self.block_size <= 0:
@@ -335,6 +337,8 @@ class FastDecoder:
         span = s.ids[s.start:s.start + s.span_len]  # a view: filled in place
         fill_after_stop(span, s.decided, self.stop_ids, self.tok.pad_id)
         s.stopped = s.stopped or bool((torch.isin(span, self.stop_ids) & s.decided).any())
+        if s.opts.single_line and end_at_line(self.tok, span, s.decided, s.canvas.heal_bytes):
+            s.stopped = True
 
     def _advance(self, s: DecodeState) -> None:
         if not bool(s.decided[s.block_start:s.block_end].all()):

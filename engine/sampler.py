@@ -12,6 +12,10 @@ well-formed:
 * **boundary healing** — the span's first token must start with the bytes of the prefix token
   removed at the cursor (see engine/canvas.py).
 
+With ``single_line``, decoding also ends once the decided run at the span's start holds a line
+break after non-blank text (``end_at_line``): the rest of the span becomes padding, so a
+single-line completion costs no steps past its line.
+
 The primitives (``predict``, ``eligible_confidence``, ``commit_count``, ``choose_commits``) are
 shared with the fast sampler so both decide identically given the same logits.
 """
@@ -43,6 +47,7 @@ class DecodeOptions:
     confidence: str = "max_prob"
     seed: int | None = None
     allow_stop: bool = True  # False: a fixed-length fill (no padding/EOS ends the span)
+    single_line: bool = False  # end after the first line break that follows non-blank text
 
     def validate(self) -> None:
         if self.confidence not in CONFIDENCE_KINDS:
@@ -180,6 +185,8 @@ def reference_infill(model: Transformer, tok: Tokenizer, canvas: Canvas, opts: D
         conf_of[pos] = conf[chosen].float()
         step += 1
         fill_after_stop(x[0, start:start + n], decided, stop_ids, tok.pad_id)
+        if opts.single_line:
+            end_at_line(tok, x[0, start:start + n], decided, canvas.heal_bytes)
         if callback is not None:
             callback(StepEvent(step, pos.tolist(), x[0, start:start + n].tolist(),
                                conf[chosen].float().tolist()))
@@ -202,3 +209,29 @@ def fill_after_stop(span: Tensor, decided: Tensor, stop_ids: Tensor, pad_id: int
         fill = rest & ~decided
         span[fill] = pad_id
         decided |= fill
+
+
+def end_at_line(tok: Tokenizer, span: Tensor, decided: Tensor, heal_bytes: bytes) -> bool:
+    """Single-line mode: when the decided run at the span's start holds a line break after
+    non-blank text, every position after the token holding it becomes padding (decided).
+    Returns True when the span is ended this way (bytes of ``heal_bytes`` are not the
+    completion's and do not count)."""
+    undecided = (~decided).nonzero()
+    n = int(undecided[0]) if undecided.numel() else decided.numel()
+    stops = set(tok.stop_ids)
+    skip, text_on_line = len(heal_bytes), False
+    for i, t in enumerate(span[:n].tolist()):
+        if t in stops:
+            return False  # a stop token ends the span already (fill_after_stop)
+        piece = tok.token_bytes[t]
+        if skip:
+            piece, skip = piece[skip:], max(0, skip - len(piece))
+        for byte in piece:
+            if byte == 0x0A:
+                if text_on_line:
+                    span[i + 1:] = tok.pad_id
+                    decided[i + 1:] = True
+                    return True
+            elif byte not in b" \t\r":
+                text_on_line = True
+    return False

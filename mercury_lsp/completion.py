@@ -142,7 +142,8 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
     window = build_window(snap, tree, cursor, settings,
                           Budget(session.context_tokens, session.chars_per_token))
     spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens,
-                      preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature)
+                      preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
+                      single_line=window.kind == "line")
     outcome = session.infill(spec, cancel)
     text = shape(outcome.text, window, settings.context.max_lines)
     dropped = False

@@ -105,6 +105,7 @@ class EngineSession:
         params = inspect.signature(engine.infill).parameters
         self._native_presets = "preset" in params
         self._native_sampler = "sampler" in params
+        self._native_single_line = "single_line" in params
 
     @property
     def context_tokens(self) -> int:
@@ -134,6 +135,8 @@ class EngineSession:
             kwargs["steps"] = max(1, math.ceil(spec.max_tokens / PRESET_STEP_DIVISOR.get(spec.preset, 1)))
             if self._native_sampler:
                 kwargs["sampler"] = "reference"
+        if spec.single_line and self._native_single_line:
+            kwargs["single_line"] = True
         t0 = time.perf_counter()
         result: InfillResult = self._engine.infill(spec.prefix, spec.suffix, spec.max_tokens, **kwargs)
         return InfillOutcome(

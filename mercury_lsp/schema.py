@@ -45,6 +45,7 @@ class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
     sampler: str = "auto"
     temperature: float = 0.0
     seed: int = 0
+    single_line: bool = False  # the engine may stop after the first text line (line spans)
 
 
 class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):

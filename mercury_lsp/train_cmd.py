@@ -48,7 +48,12 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     fit.add_argument("--pad-weight", type=float, default=None, help="loss weight of padding targets")
     fit.add_argument("--weight-t-floor", type=float, default=None,
                      help="cap the 1/t loss weight at 1/FLOOR (0: the plain 1/t weight)")
+    fit.add_argument("--tail-frac", type=float, default=None,
+                     help="share of infill rows masked from a random cut to the span's end")
     fit.add_argument("--warmup-steps", type=int, default=None)
+    fit.add_argument("--init-from", type=Path, default=None,
+                     help="start a new run from another run's checkpoint (weights, optimiser, "
+                          "tokens seen) under this command's settings; the shape is that run's")
     fit.add_argument("--seed", type=int, default=None)
     # Flags left at None take TrainConfig's defaults (engine/train/config.py): one source of
     # defaults, read at run time so that building the parser imports no engine code.
@@ -90,8 +95,14 @@ def _train_config(args: argparse.Namespace):
     shape = ModelShape(hidden_size=args.hidden_size, num_layers=args.layers, num_heads=args.heads,
                        num_kv_heads=args.kv_heads, intermediate_size=args.ffn)
     given = {k: getattr(args, k) for k in ("seq_len", "batch_size", "lr", "infill_frac", "infill_frac_start",
-                                           "pad_weight", "weight_t_floor", "warmup_steps", "seed")
+                                           "pad_weight", "weight_t_floor", "tail_frac", "warmup_steps", "seed")
              if getattr(args, k) is not None}
+    if args.init_from is not None:
+        source = Path(args.init_from) / "train_config.json"
+        if not (Path(args.init_from) / "last.pt").exists() or not source.exists():
+            raise SystemExit(f"--init-from {args.init_from}: no run there (last.pt and train_config.json)")
+        shape = ModelShape(**json.loads(source.read_text())["shape"])
+        given["init_from"] = str(args.init_from)
     return TrainConfig(data=str(args.data), run_dir=str(args.run), shape=shape, total_tokens=int(args.total_tokens),
                        device=args.device, minutes=args.minutes, threads=args.threads,
                        compile=not args.no_compile, **given)

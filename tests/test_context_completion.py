@@ -115,6 +115,16 @@ def test_multiline_shape_follows_the_block():
     assert r.text == ", b"
 
 
+def test_line_spans_ask_the_engine_for_one_line():
+    snap, cursor, _ = snap_at("x = foo(a|)\n")
+    session = FakeSession(", b)\ny = 2")
+    r = run_pipeline(session, snap, cursor, Settings(), GRAMMARS, None)
+    assert r.kind == "line" and session.specs[-1].single_line
+    snap, cursor, _ = snap_at("def f(a):|\n\nprint(1)\n")
+    run_pipeline(session, snap, cursor, Settings(), GRAMMARS, None)
+    assert not session.specs[-1].single_line  # a block span stays multi-line
+
+
 def test_cache_typing_along_and_exact():
     cache = SuggestionCache(8)
     text = "def f():\n    ret\n"
@@ -126,3 +136,29 @@ def test_cache_typing_along_and_exact():
     other = text[:cursor] + "ux" + text[cursor:]
     assert cache.get("u", other, cursor + 2) is None
     assert cache.get("v", typed, cursor + 2) is None
+
+
+def test_engine_session_passes_single_line_to_the_engine():
+    from engine.types import InfillResult
+    from mercury_lsp.engine_client import EngineSession
+    from mercury_lsp.schema import EngineInfo, InfillSpec
+
+    class RecordingEngine:
+        context_tokens = 256
+
+        def __init__(self) -> None:
+            self.calls = []
+
+        def infill(self, prefix, suffix="", max_tokens=32, *, sampler="reference", preset="balanced",
+                   steps=None, temperature=0.0, seed=None, single_line=False, cancel=None):
+            self.calls.append({"sampler": sampler, "single_line": single_line})
+            return InfillResult(text="x", token_ids=[1], confidences=[0.9], steps=1, forwards=1, trimmed=False,
+                                prompt_tokens=2, stop_reason="stop", timings={})
+
+    eng = RecordingEngine()
+    info = EngineInfo(model="fake", device="cpu", dtype="float32", context_tokens=256, chars_per_token=3.0,
+                      load_ms=0.0)
+    session = EngineSession(eng, info)
+    session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8, single_line=True), None)
+    session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8), None)
+    assert [c["single_line"] for c in eng.calls] == [True, False]

@@ -240,3 +240,49 @@ def test_fixed_length_fill_decodes_exactly_max_tokens(engine):
         stop_ids = set(engine.tokenizer.stop_ids)
         grown = engine.infill(prefix, suffix, 12, sampler="fast", preset="fast", allow_stop=False)
         assert len(grown.token_ids) == canvas.span_len and not stop_ids & set(grown.token_ids)
+
+
+class _LineBreakHead(torch.nn.Module):
+    """The model's LM head, with a line break made the certain guess at about a third of the
+    positions (picked by a hash of the hidden state: fixed by the weights and the canvas): a
+    random tiny model then writes short lines."""
+
+    def __init__(self, inner: torch.nn.Linear, newline: int) -> None:
+        super().__init__()
+        self.inner, self.newline = inner, newline
+        self.weight = inner.weight
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        out = self.inner(h).clone()  # [..., V]
+        pick = (h.float().sum(-1) * 1e4).floor().remainder(3) == 0  # [...]
+        out[..., self.newline] += 100.0 * pick
+        return out
+
+
+def test_single_line_stops_decoding_at_the_line_break(engine):
+    """Both samplers stop once the first text line is decided (fewer steps than the full
+    fill), agree exactly on the exact path, and return the full fill's first line."""
+    from engine.canvas import first_line
+
+    exact = FastOptions(**{**EXACT.__dict__, "allow_stop": False, "single_line": True})
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    head = engine.model.lm_head
+    engine.model.lm_head = _LineBreakHead(head, engine.tokenizer.encode("\n")[0])
+    shorter = 0
+    try:
+        for prefix, suffix in CASES:
+            full = engine.infill(prefix, suffix, 16, allow_stop=False)
+            ref = engine.infill(prefix, suffix, 16, allow_stop=False, single_line=True)
+            canvas = build_canvas(engine.tokenizer, prefix, suffix, 16, engine.context_tokens)
+            fast = dec.run([dec.start(canvas, exact)])[0]
+            assert (fast.token_ids, fast.steps) == (ref.token_ids, ref.steps), prefix
+            heal = canvas.heal_bytes
+            assert fast.text == ref.text or ref.text == first_line(engine.tokenizer, fast.text, fast.token_ids, heal)[0]
+            assert ref.text == first_line(engine.tokenizer, full.text, full.token_ids, heal)[0]
+            assert ref.steps <= full.steps
+            shorter += ref.steps < full.steps
+            preset = engine.infill(prefix, suffix, 16, sampler="fast", allow_stop=False, single_line=True)
+            assert first_line(engine.tokenizer, preset.text, preset.token_ids, heal)[0] == preset.text
+    finally:
+        engine.model.lm_head = head
+    assert shorter, "no case ended early: the test model no longer writes line breaks"

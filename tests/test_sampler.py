@@ -306,3 +306,32 @@ def test_single_line_is_a_prefix_of_the_full_completion(tiny):
     assert full.text.startswith(one.text)
     assert one.text == first_line(tiny.tokenizer, full.text, full.token_ids, b"\n")[0] or "\n" not in full.text
     assert len(one.token_ids) == len(one.confidences) <= len(full.token_ids)
+
+
+@pytest.mark.parametrize(("text", "decided_upto", "ends_after"), [
+    ("    return x\n    y = 2\n", "    return x", None),  # the line break is not decided yet
+    ("    return x\n    y = 2\n", "    return x\n", "    return x\n"),
+    ("    return x\n    y = 2\n", "    return x\n    y", "    return x\n"),
+    ("\n\n    x\n    y\n", "\n\n", None),  # blank lines alone do not end the span
+    ("\n\n    x\n    y\n", "\n\n    x\n", "\n\n    x\n"),
+])
+def test_end_at_line_pads_after_the_first_text_line(tiny, text, decided_upto, ends_after):
+    tok = tiny.tokenizer
+    heal = b"\n"  # the healed bytes (a prefix ending in a line break) do not count as a line
+    ids = tok.encode("\n" + text)
+    span = torch.tensor(ids + [tok.mask_id] * 3)
+    n_decided = next(n for n in range(len(ids) + 1) if tok.decode_bytes(ids[:n]).startswith(
+        b"\n" + decided_upto.encode()))
+    decided = torch.zeros(span.numel(), dtype=torch.bool)
+    decided[:n_decided] = True
+    decided[-1] = True  # a token decided out of order, after the gap
+    from engine.sampler import end_at_line
+    ended = end_at_line(tok, span, decided, heal)
+    assert ended == (ends_after is not None)
+    if ended:
+        kept = span.tolist().index(tok.pad_id)
+        assert tok.decode_bytes(ids[:kept]).startswith(b"\n" + ends_after.encode())
+        assert not tok.decode_bytes(ids[:kept - 1]).startswith(b"\n" + ends_after.encode())  # no later
+        assert bool(decided.all()) and (span[kept:] == tok.pad_id).all()
+    else:
+        assert span.tolist()[:len(ids)] == ids

@@ -114,6 +114,26 @@ def test_fixed_rate_batches_mask_about_that_share(corpus):
     assert (span > 0).all() and (full.inputs[full.masked] == load_tokenizer(corpus).token_to_id("<|mask|>")).all()
 
 
+def test_tail_rows_mask_from_a_cut_to_the_span_end(corpus):
+    mask = load_tokenizer(corpus).token_to_id("<|mask|>")
+    maker = _maker(corpus, tail_frac=1.0, weight_t_floor=0.05)
+    batch = maker.batch(16, infill_frac=1.0)
+    for row in range(16):
+        idx = np.flatnonzero(batch.masked[row])
+        assert idx.size and (np.diff(idx) == 1).all()  # one contiguous run ...
+        after = batch.key_mask[row].copy()
+        after[: idx[-1] + 1] = False
+        # ... that reaches the span's end: what follows is the visible suffix or filler, never a mask.
+        assert (batch.inputs[row][after] != mask).all()
+        # Each row's loss is the mean over its masked tokens (t = the masked share of the span),
+        # less when the share is under the weight floor: equal weights summing to at most 1.
+        w = batch.weight[row][idx]
+        assert np.allclose(w, w[0]) and 0 < w.sum() <= 1 + 1e-5
+    # Plain windows and fixed-rate probes never take the tail shape.
+    probe = maker.batch(8, infill_frac=1.0, t=0.5)
+    assert not all((np.diff(np.flatnonzero(r)) == 1).all() for r in probe.masked)
+
+
 def test_infill_share_ramps_over_the_run():
     cfg = TrainConfig(total_tokens=1000, infill_frac=0.5, infill_frac_start=0.1)
     assert infill_share(cfg, 0) == pytest.approx(0.1)
@@ -135,6 +155,12 @@ def test_train_resume_and_export(corpus, tmp_path):
     assert all(np.isfinite(r["heldout_context_ce"]) and np.isfinite(r["heldout_middle_ce"]) for r in evals)
     more = Trainer(TrainConfig(**{**cfg.__dict__, "total_tokens": 3_000})).fit()  # resumes
     assert more["step"] > first["step"] and more["tokens"] >= 3_000
+    # A new run continues this one under other settings: weights, optimiser and tokens carry over.
+    fork = Trainer(TrainConfig(**{**cfg.__dict__, "run_dir": str(tmp_path / "fork"), "tail_frac": 0.5,
+                                  "total_tokens": 3_500, "init_from": str(tmp_path / "run")}))
+    assert (fork.step, fork.tokens) == (more["step"], more["tokens"])
+    assert json.loads((tmp_path / "fork" / "train_config.json").read_text())["tail_frac"] == 0.5
+    assert fork.fit()["tokens"] >= 3_500
     out = export_run(tmp_path / "run", corpus, tmp_path / "model", "# card\n")
     engine = Engine.load(out, dtype="float32")
     assert engine.config.context_tokens == int(64 * 1.2)

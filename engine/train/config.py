@@ -33,7 +33,9 @@ class TrainConfig:
     infill_frac_start: float | None = None  # ramp linearly from this share (None: constant)
     pad_weight: float = 1.0  # loss weight of padding targets in infill rows
     weight_t_floor: float = 0.05  # cap the 1/t loss weight at 1/weight_t_floor (0: no cap)
+    tail_frac: float = 0.0  # share of infill rows masked from a random cut to the span's end
     seed: int = 1234
+    init_from: str | None = None  # a run directory whose last.pt starts this run (same shape)
     device: str = "auto"
     minutes: float = 0.0  # stop after this wall time (0 = until total_tokens)
     log_every: int = 20

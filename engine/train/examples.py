@@ -9,6 +9,11 @@ Two kinds, mixed per batch:
   middle (boundary healing), the middle followed by a random number of padding tokens — then
   a fraction t of the span masked. The span is a line, the rest of a line from a random
   column, a few lines, a random character span, or empty.
+
+  A share ``tail_frac`` of the infill rows is masked as a **tail** instead: everything from a
+  random cut to the span's end, the context the samplers see when they decode a span left to
+  right (block by block, most confident first) — the text before the cut already written, the
+  rest still masks. Its loss weight uses t = the masked fraction of the span.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ class Batch:
 class ExampleMaker:
     def __init__(self, tok: Tokenizer, stream: np.ndarray, docs: list[str], seq_len: int,
                  mask_id: int, pad_id: int, seed: int, max_span: int = 128, max_pad: int = 64,
-                 pad_weight: float = 1.0, weight_t_floor: float = 0.0) -> None:
+                 pad_weight: float = 1.0, weight_t_floor: float = 0.0, tail_frac: float = 0.0) -> None:
         self.tok = tok
         self.stream = stream
         self.docs = [d for d in docs if len(d) > 200]
@@ -50,6 +55,7 @@ class ExampleMaker:
         # otherwise get weights up to 1000 and make loss spikes (seen: one at step 280 that
         # the 25 M-token run never recovered from).
         self.weight_t_floor = weight_t_floor
+        self.tail_frac = tail_frac
 
     # ------------------------------------------------------------------ batches
     def batch(self, size: int, infill_frac: float, t: float | None = None) -> Batch:
@@ -60,6 +66,7 @@ class ExampleMaker:
         region = np.zeros((size, L), dtype=bool)  # positions eligible for masking
         key_mask = np.ones((size, L), dtype=bool)
         norm = np.zeros(size, dtype=np.float32)
+        tails: dict[int, tuple[int, int]] = {}  # row -> (cut, end): rows masked from cut to end
         for b in range(size):
             if self.rng.random() < infill_frac:
                 seq, start, end, used = self.infill_sequence()
@@ -67,6 +74,8 @@ class ExampleMaker:
                 key_mask[b, used:] = False
                 region[b, start:end] = True
                 norm[b] = end - start
+                if t is None and self.rng.random() < self.tail_frac:
+                    tails[b] = (self.rng.randrange(start, end), end)
             else:
                 s = int(self.np_rng.integers(0, len(self.stream) - L))
                 tokens[b] = self.stream[s:s + L]
@@ -78,6 +87,10 @@ class ExampleMaker:
             t = np.full((size, 1), t, dtype=np.float32)
         t = np.clip(t, 1e-3, 1.0)
         masked = (self.np_rng.random((size, L)) < t) & region
+        for b, (cut, end) in tails.items():
+            masked[b] = False
+            masked[b, cut:end] = True
+            t[b, 0] = (end - cut) / norm[b]
         # At least one masked position per row.
         for b in np.flatnonzero(~masked.any(1)):
             cand = np.flatnonzero(region[b])

@@ -136,7 +136,7 @@ class Trainer:
         self.maker = ExampleMaker(self.tokenizer, load_tokens(data, "train"),
                                   list(iter_text(data / "train.jsonl.gz")), cfg.seq_len, self.mask_id,
                                   self.pad_id, seed=cfg.seed + self.step, pad_weight=cfg.pad_weight,
-                                  weight_t_floor=cfg.weight_t_floor)
+                                  weight_t_floor=cfg.weight_t_floor, tail_frac=cfg.tail_frac)
         held = ExampleMaker(self.tokenizer, load_tokens(data, "heldout"),
                             list(iter_text(data / "heldout.jsonl.gz")), cfg.seq_len, self.mask_id,
                             self.pad_id, seed=99)
@@ -151,7 +151,9 @@ class Trainer:
         ckpt = self.run / "last.pt"
         if not ckpt.exists():
             (self.run / "train_config.json").write_text(json.dumps(asdict(self.cfg), indent=2) + "\n")
-            return
+            if self.cfg.init_from is None:
+                return
+            ckpt = Path(self.cfg.init_from) / "last.pt"  # a new run continuing another one
         state = torch.load(ckpt, map_location=self.device, weights_only=False)
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["optimizer"])
