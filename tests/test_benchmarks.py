@@ -55,6 +55,44 @@ def test_heldout_benchmark_runs(tiny, tmp_path, capsys):
     assert json.loads(out.read_text())["results"]["line"]["spans"] == 2
 
 
+def test_heldout_span_ce_probe_matches_one_canvas_at_a_time(tiny, tmp_path, capsys):
+    import torch
+    import torch.nn.functional as F
+
+    from benchmarks import heldout
+    from engine import Engine
+    from engine.canvas import build_canvas
+
+    out = tmp_path / "heldout.json"
+    assert heldout.main(["--model", str(tiny), "--spans", "2", "--ce", "--out", str(out)]) == 0
+    head = _last_json(capsys.readouterr().out)
+    assert head["heldout_line_l2r_ce"] > 0 and head["heldout_rest_of_line_l2r_ce"] > 0
+    # The batched probe (padded canvases of different lengths) equals a plain loop, one canvas
+    # per forward, on spans whose prefixes differ in length.
+    eng = Engine.load(tiny, dtype="float32")
+    text = "def add(a, b):\n    total = a + b\n    return total\n\nprint(add(1, 2))\n"
+    spans = [{"text": text, "start": text.index("    total"), "end": text.index("    return")},
+             {"text": text, "start": text.index("a + b"), "end": text.index("    return")}]
+    got = heldout.span_ce(eng, spans, max_tokens=12)
+    tok, total, n = eng.tokenizer, 0.0, 0
+    for s in spans:
+        prefix, middle, suffix = text[: s["start"]], text[s["start"]: s["end"]], text[s["end"]:]
+        heal = build_canvas(tok, prefix, suffix, 1, eng.context_tokens).heal_bytes
+        target = tok.encode(heal.decode() + middle) + [tok.pad_id]
+        canvas = build_canvas(tok, prefix, suffix, max(12, len(target)) - (1 if heal else 0), eng.context_tokens)
+        for k, t in enumerate(target):
+            ids = canvas.ids(tok.mask_id)
+            ids[canvas.span_start: canvas.span_start + k] = target[:k]
+            with torch.inference_mode():
+                logits = eng.model(torch.tensor([ids]))[0, canvas.span_start + k].float().clone()
+                logits[tok.mask_id] = float("-inf")
+                total += float(F.cross_entropy(logits[None], torch.tensor([t])))
+            n += 1
+    assert got["l2r_tokens"] == n
+    assert got["l2r_ce"] == pytest.approx(total / n, rel=1e-4)
+    eng.close()
+
+
 def test_quality_empty_baseline_runs_no_model(tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
