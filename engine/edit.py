@@ -250,8 +250,8 @@ def _choose(token: Tensor, eligible: Tensor, span_of: Tensor, offsets: Tensor, k
     """Indices of the (at most ``k``, at least one) positions to commit across all spans.
 
     The ``k`` most confident eligible predictions; when fewer are eligible, each span's leftmost
-    undecided position that predicts a stop is added (it ends that span), as in
-    ``engine.sampler.choose_commits`` for one span.
+    undecided position that predicts a stop is added (it ends that span), as
+    ``engine.sampler.choose_commits`` does for one span in a schedule's last step.
     """
     k = min(k, eligible.numel())
     finite = torch.isfinite(eligible)

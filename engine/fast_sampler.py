@@ -316,11 +316,12 @@ class FastDecoder:
         if opts.threshold is not None:
             chosen = (finite & (conf >= opts.threshold)).nonzero().flatten()
             if chosen.numel() < opts.min_per_step:  # too few above the threshold: the top ones
-                chosen = choose_commits(token, conf, offsets, opts.min_per_step, self.stop_ids)
+                chosen = choose_commits(token, conf, offsets, opts.min_per_step, self.stop_ids, end_now=False)
         else:
             per_block = opts.steps_per_block or (b1 - b0)
             k = commit_count(undecided.numel(), per_block - s.block_steps)
-            chosen = choose_commits(token, conf, offsets, k, self.stop_ids)
+            chosen = choose_commits(token, conf, offsets, k, self.stop_ids,
+                                    end_now=per_block - s.block_steps <= 1)
         pos = offsets[chosen]
         s.ids[s.start + pos] = token[chosen]
         s.decided[pos] = True

@@ -122,20 +122,24 @@ def commit_count(undecided: int, steps_left: int) -> int:
     return max(1, math.ceil(undecided / max(1, steps_left)))
 
 
-def choose_commits(token: Tensor, conf: Tensor, offsets: Tensor, k: int, stop_ids: Tensor) -> Tensor:
+def choose_commits(token: Tensor, conf: Tensor, offsets: Tensor, k: int, stop_ids: Tensor,
+                   end_now: bool = True) -> Tensor:
     """Indices into ``offsets`` [N] of the positions to commit this step (at most ``k``, >= 1).
 
     The ``k`` most confident eligible predictions. When fewer than ``k`` are eligible (the rest
-    predict a stop token right of undecided content), the leftmost position not chosen is added
-    if it predicts a stop: everything left of it is committed in this step, so it may end the
-    span, and the step still decides what the schedule asked for (the last step decides all).
+    predict a stop token right of undecided content) the step commits fewer — unless
+    ``end_now`` (a schedule's last step, which must decide everything): then the leftmost
+    position not chosen is added if it predicts a stop, ending the span there. Otherwise that
+    stop is left for the next step to confirm: it was predicted while the positions to its left
+    were still masks, and a model that has learned that most masked span positions are padding
+    predicts padding there whatever the text before it turns out to be.
     """
     k = min(k, offsets.numel())
     chosen = conf.topk(k).indices  # [k]
     chosen = chosen[torch.isfinite(conf[chosen])]
     if chosen.numel() == 0:  # cannot happen while the leftmost is eligible; stay safe
         return offsets.argmin()[None]
-    if chosen.numel() < k:
+    if chosen.numel() < k and end_now:
         rest = torch.ones_like(offsets, dtype=torch.bool)
         rest[chosen] = False
         idx = rest.nonzero().flatten()
@@ -178,7 +182,8 @@ def reference_infill(model: Transformer, tok: Tokenizer, canvas: Canvas, opts: D
         token, conf = predict(lg, opts.temperature, opts.confidence, gen)  # [N], [N]
         eligible = eligible_confidence(token, conf, offsets, stop_ids)  # [N]
         k = commit_count(offsets.numel(), total_steps - step)
-        chosen = choose_commits(token, eligible, offsets, k, stop_ids)  # [<=k]
+        chosen = choose_commits(token, eligible, offsets, k, stop_ids,
+                                end_now=total_steps - step <= 1)  # [<=k]
         pos = offsets[chosen]
         x[0, start + pos] = token[chosen]
         decided[pos] = True
