@@ -246,18 +246,18 @@ def _layout(tok: Tokenizer, text: str, spans: list[tuple[int, int]], max_tokens:
 
 
 def _choose(token: Tensor, eligible: Tensor, span_of: Tensor, offsets: Tensor, k: int,
-            stop_ids: Tensor) -> Tensor:
+            stop_ids: Tensor, end_now: bool = True) -> Tensor:
     """Indices of the (at most ``k``, at least one) positions to commit across all spans.
 
-    The ``k`` most confident eligible predictions; when fewer are eligible, each span's leftmost
-    undecided position that predicts a stop is added (it ends that span), as
-    ``engine.sampler.choose_commits`` does for one span in a schedule's last step.
+    The ``k`` most confident eligible predictions; when fewer are eligible and ``end_now`` (the
+    schedule's last step), each span's leftmost undecided position that predicts a stop is added
+    (it ends that span), as ``engine.sampler.choose_commits`` does for one span.
     """
     k = min(k, eligible.numel())
     finite = torch.isfinite(eligible)
     chosen = eligible.topk(k).indices  # [k]
     chosen = chosen[finite[chosen]]
-    if chosen.numel() < k:
+    if chosen.numel() < k and end_now:
         taken = torch.zeros_like(finite)
         taken[chosen] = True
         extra = []
@@ -320,7 +320,8 @@ def refill(model: Transformer, tok: Tokenizer, text: str, spans: Sequence[tuple[
             rows = (span_of[und] == i).nonzero().flatten()
             eligible[rows] = eligible_confidence(token[rows], conf[rows], offset_of[und][rows], stop_ids)
         k = commit_count(und.numel(), total_steps - step)
-        chosen = _choose(token, eligible, span_of[und], offset_of[und], k, stop_ids)
+        chosen = _choose(token, eligible, span_of[und], offset_of[und], k, stop_ids,
+                         end_now=total_steps - step <= 1)
         at = und[chosen]
         x[0, pos[at]] = token[chosen]
         decided[at] = True
