@@ -22,7 +22,7 @@ def _add_infill(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--line", type=int, required=True, help="1-based line of the cursor")
     p.add_argument("--col", type=int, required=True, help="1-based column (character) of the cursor")
     p.add_argument("--max-tokens", type=int, default=32)
-    p.add_argument("--steps", type=int, default=None, help="denoising steps (default: one per token)")
+    p.add_argument("--steps", type=int, default=None, help="denoising steps per block (default: the preset's confidence threshold)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--model", default=None, help="model directory or hub id (default: embedded)")
@@ -49,7 +49,7 @@ def split_at(text: str, line: int, col: int) -> tuple[str, str]:
 
 
 def _run_infill(args: argparse.Namespace) -> int:
-    from engine import Engine
+    from engine import Engine, InfillOptions
 
     try:
         text = args.file.read_text(encoding="utf-8")
@@ -59,8 +59,8 @@ def _run_infill(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: cannot read as UTF-8 text ({exc})") from None
     prefix, suffix = split_at(text, args.line, args.col)
     engine = Engine.load(args.model, device=args.device, dtype=args.dtype)
-    result = engine.infill(prefix, suffix, args.max_tokens, steps=args.steps,
-                           temperature=args.temperature, seed=args.seed)
+    options = InfillOptions(steps=args.steps, temperature=args.temperature, seed=args.seed)
+    result = engine.infill(prefix, suffix, args.max_tokens, options)
     if args.json:
         print(json.dumps(dataclasses.asdict(result), indent=2))
     else:

@@ -149,9 +149,8 @@ def test_engine_session_passes_single_line_to_the_engine():
         def __init__(self) -> None:
             self.calls = []
 
-        def infill(self, prefix, suffix="", max_tokens=32, *, sampler="reference", preset="balanced",
-                   steps=None, temperature=0.0, seed=None, single_line=False, cancel=None):
-            self.calls.append({"sampler": sampler, "single_line": single_line})
+        def infill(self, prefix, suffix="", max_tokens=32, options=None, *, cancel=None, callback=None):
+            self.calls.append({"sampler": options.sampler, "single_line": options.single_line})
             return InfillResult(text="x", token_ids=[1], confidences=[0.9], steps=1, forwards=1, trimmed=False,
                                 prompt_tokens=2, stop_reason="stop", timings={})
 
@@ -162,3 +161,4 @@ def test_engine_session_passes_single_line_to_the_engine():
     session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8, single_line=True), None)
     session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8), None)
     assert [c["single_line"] for c in eng.calls] == [True, False]
+    assert [c["sampler"] for c in eng.calls] == ["fast", "fast"]  # "auto": the engine's default

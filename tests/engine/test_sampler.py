@@ -18,11 +18,13 @@ import torch
 from engine import Engine, InvalidRequestError
 from engine.canvas import Canvas, build_canvas, first_line
 from engine.config import ModelConfig
+from engine.decode import commit_count
 from engine.model import Transformer
-from engine.sampler import CONFIDENCE_KINDS, DecodeOptions, commit_count, reference_infill
+from engine.options import CONFIDENCE_KINDS, InfillOptions
+from engine.sampler import reference_infill
 from engine.testing import make_tiny_checkpoint
 from engine.tokenizer import Tokenizer
-from tests.toy_model import toy_vocab, train_toy
+from tests.support.toy_model import toy_vocab, train_toy
 
 COPY = "abcdefgh"  # copy task: "c:" X <pad> "|" X "."  (X appears only in the suffix)
 PAIR = "wxyz"  # pair task: "p:" X X "|."  (the two span tokens must agree)
@@ -85,7 +87,7 @@ def toy(tmp_path_factory):
 def test_infill_reads_the_suffix(toy):
     """The span's answer is written only in the suffix: every letter must be copied from it."""
     for x in COPY:
-        result = toy.infill("c:", f"|{x}.", max_tokens=2)
+        result = toy.infill("c:", f"|{x}.", options=InfillOptions(sampler="reference"), max_tokens=2)
         assert result.text == x, f"suffix '|{x}.': got {result.text!r}"
         assert result.stop_reason == "stop"  # the span's second position is padding
         assert result.confidences[-1] > 0.5
@@ -101,7 +103,7 @@ def test_without_suffix_the_answer_is_not_determined(toy):
     letters = [toy.tokenizer.token_to_id(c) for c in COPY]
     assert probs[letters].sum() > 0.8  # it knows a letter goes there ...
     assert probs[letters].max() < 0.5  # ... but not which
-    sampled = {toy.infill("c:", "", max_tokens=2, temperature=1.0, seed=s).text for s in range(16)}
+    sampled = {toy.infill("c:", "", options=InfillOptions(sampler="reference", temperature=1.0, seed=s), max_tokens=2).text for s in range(16)}
     assert len(sampled & set(COPY)) >= 3, sampled
 
 
@@ -110,7 +112,7 @@ def test_one_token_per_step_keeps_dependent_tokens_consistent(toy):
     step conditions the second X on the first; decoding both in one step samples them
     independently. A sampler that ignores ``steps`` fails one of the two checks."""
     def outcomes(steps: int) -> list[str]:
-        return [toy.infill("p:", "|.", max_tokens=2, steps=steps, temperature=0.7, seed=s).text
+        return [toy.infill("p:", "|.", options=InfillOptions(sampler="reference", steps=steps, temperature=0.7, seed=s), max_tokens=2).text
                 for s in range(16)]
     sequential = outcomes(3)  # span = [':', X, X]: one per step
     assert all(len(t) == 2 and t[0] == t[1] and t[0] in PAIR for t in sequential), sequential
@@ -151,13 +153,13 @@ def _canvas(tok: Tokenizer, n: int) -> Canvas:
 
 
 def test_temperature_zero_is_deterministic(tiny):
-    a = tiny.infill("def add(a, b):\n    ret", "\n", max_tokens=8, temperature=0.0, seed=1)
-    b = tiny.infill("def add(a, b):\n    ret", "\n", max_tokens=8, temperature=0.0, seed=2)
+    a = tiny.infill("def add(a, b):\n    ret", "\n", options=InfillOptions(sampler="reference", temperature=0.0, seed=1), max_tokens=8)
+    b = tiny.infill("def add(a, b):\n    ret", "\n", options=InfillOptions(sampler="reference", temperature=0.0, seed=2), max_tokens=8)
     assert (a.text, a.token_ids, a.confidences) == (b.text, b.token_ids, b.confidences)
 
 
 def test_seeded_sampling_is_reproducible(tiny):
-    run = lambda seed: tiny.infill("import o", "\n", max_tokens=8, temperature=1.0, seed=seed)  # noqa: E731
+    run = lambda seed: tiny.infill("import o", "\n", options=InfillOptions(sampler="reference", temperature=1.0, seed=seed), max_tokens=8)  # noqa: E731
     first, again = run(7), run(7)
     assert (first.token_ids, first.confidences) == (again.token_ids, again.confidences)
     assert len({tuple(run(s).token_ids) for s in range(6)}) > 1  # the seed matters
@@ -169,7 +171,7 @@ def test_steps_and_tokens_per_step_are_honoured(tiny, steps):
     model = _Adjust(tiny.model, tok, no_stop=True)  # no early end: every position is content
     canvas = _canvas(tok, 8)
     events = []
-    result = reference_infill(model, tok, canvas, DecodeOptions(steps=steps), callback=events.append)
+    result = reference_infill(model, tok, canvas, InfillOptions(sampler="reference", steps=steps), callback=events.append)
     assert result.steps == steps == len(events) == result.forwards
     left, expected = 8, []
     for i in range(steps):
@@ -188,7 +190,7 @@ def test_padding_never_precedes_undecided_content(tiny, steps):
     canvas = _canvas(tok, 8)
     model = _Adjust(tiny.model, tok, pad_from=canvas.span_start + 3)
     events = []
-    result = reference_infill(model, tok, canvas, DecodeOptions(steps=steps), callback=events.append)
+    result = reference_infill(model, tok, canvas, InfillOptions(sampler="reference", steps=steps), callback=events.append)
     stops = set(tok.stop_ids)
     for e in events:
         for i, t in enumerate(e.span_ids):
@@ -209,7 +211,7 @@ def test_padding_removed_from_engine_text(tiny):
     canvas = build_canvas(tok, "x = ", "\n", 6, tiny.context_tokens)
     tiny.model, inner = _Adjust(tiny.model, tok, pad_from=canvas.span_start + 2), tiny.model
     try:
-        result = tiny.infill("x = ", "\n", max_tokens=6)
+        result = tiny.infill("x = ", "\n", options=InfillOptions(sampler="reference"), max_tokens=6)
     finally:
         tiny.model = inner
     assert result.stop_reason == "stop"
@@ -227,7 +229,7 @@ def test_boundary_healing(tiny, prefix):
     assert tok.decode_bytes(canvas.prefix_ids) + heal == prefix.encode()
     assert canvas.span_len == 6 + 1
     events = []
-    result = tiny.infill(prefix, "", max_tokens=6, callback=events.append)
+    result = tiny.infill(prefix, "", options=InfillOptions(sampler="reference"), max_tokens=6, callback=events.append)
     first = [e.span_ids[0] for e in events if 0 in e.committed][0]
     raw = tok.decode_bytes(result.token_ids)
     assert tok.token_bytes[first].startswith(heal)
@@ -245,7 +247,7 @@ def test_no_healing_when_disabled(tiny):
 
 @pytest.mark.parametrize("kind", CONFIDENCE_KINDS)
 def test_confidence_kinds(tiny, kind):
-    result = tiny.infill("def add(a, b):\n    return a", "\n", max_tokens=6, confidence=kind)
+    result = tiny.infill("def add(a, b):\n    return a", "\n", options=InfillOptions(sampler="reference", confidence=kind), max_tokens=6)
     assert result.steps >= 1 and len(result.confidences) == len(result.token_ids)
     for c in result.confidences:
         if kind == "neg_entropy":
@@ -253,7 +255,7 @@ def test_confidence_kinds(tiny, kind):
         else:
             assert 0 <= c <= 1 + 1e-6
     with pytest.raises(InvalidRequestError, match="confidence"):
-        tiny.infill("x", "", max_tokens=2, confidence="bogus")
+        tiny.infill("x", "", options=InfillOptions(sampler="reference", confidence="bogus"), max_tokens=2)
 
 
 class _PositionOracle(torch.nn.Module):
@@ -278,7 +280,7 @@ def test_logit_shift(tiny, shift):
     oracle = _PositionOracle(tiny.config.replace(logits_shift=shift), table)
     canvas = _canvas(tok, 4)
     start = canvas.span_start
-    result = reference_infill(oracle, tok, canvas, DecodeOptions())
+    result = reference_infill(oracle, tok, canvas, InfillOptions(sampler="reference"))
     assert result.token_ids == (table[start - 1: start + 3] if shift else table[start: start + 4])
 
 
@@ -301,8 +303,8 @@ def test_first_line_cuts_after_the_first_nonblank_line(tiny, text, want):
 
 
 def test_single_line_is_a_prefix_of_the_full_completion(tiny):
-    full = tiny.infill("def f(x):\n", "\n", max_tokens=24, allow_stop=False)
-    one = tiny.infill("def f(x):\n", "\n", max_tokens=24, allow_stop=False, single_line=True)
+    full = tiny.infill("def f(x):\n", "\n", options=InfillOptions(sampler="reference", allow_stop=False), max_tokens=24)
+    one = tiny.infill("def f(x):\n", "\n", options=InfillOptions(sampler="reference", allow_stop=False, single_line=True), max_tokens=24)
     assert full.text.startswith(one.text)
     assert one.text == first_line(tiny.tokenizer, full.text, full.token_ids, b"\n")[0] or "\n" not in full.text
     assert len(one.token_ids) == len(one.confidences) <= len(full.token_ids)
@@ -325,7 +327,7 @@ def test_end_at_line_pads_after_the_first_text_line(tiny, text, decided_upto, en
     decided = torch.zeros(span.numel(), dtype=torch.bool)
     decided[:n_decided] = True
     decided[-1] = True  # a token decided out of order, after the gap
-    from engine.sampler import end_at_line
+    from engine.decode import end_at_line
     ended = end_at_line(tok, span, decided, heal)
     assert ended == (ends_after is not None)
     if ended:

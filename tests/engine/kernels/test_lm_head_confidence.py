@@ -17,7 +17,7 @@ from engine.kernels.lm_head_confidence import (  # noqa: E402
     lm_head_confidence_reference,
     lm_head_confidence_triton,
 )
-from tests.kernel_asserts import assert_close, interpreter_only  # noqa: E402
+from tests.support.kernel_asserts import assert_close, interpreter_only  # noqa: E402
 
 NAN = float("nan")
 # Kernel vs the fp32-logit reference: the products of the inputs are exact in fp32 for every

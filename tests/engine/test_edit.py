@@ -15,7 +15,7 @@ import torch
 
 from engine import CancelledError, CancelToken, Engine, InvalidRequestError
 from engine.testing import make_tiny_checkpoint
-from tests.toy_model import toy_vocab, train_toy
+from tests.support.toy_model import toy_vocab, train_toy
 
 LETTERS = "abcdefgh"
 SEQ_LEN = 6  # "p:a,a."

@@ -9,6 +9,7 @@ from engine import Engine
 from engine.api import cpu_has_bf16_matmul, resolve_dtype
 from engine.loader import EMBEDDED_DIR
 from engine.model import Transformer
+from engine.options import InfillOptions
 from engine.testing import make_tiny_checkpoint, tiny_config
 
 CPU = torch.device("cpu")
@@ -108,7 +109,7 @@ def test_engine_load_dtype(tmp_path):
     assert bf16.dtype == torch.bfloat16
     assert all(p.dtype == torch.bfloat16 for p in bf16.model.parameters())
     assert bf16.model.lm_head.weight is bf16.model.embed_tokens.weight  # still tied after the cast
-    result = bf16.infill("def add(a, b):\n    return ", "\n", max_tokens=4)
+    result = bf16.infill("def add(a, b):\n    return ", "\n", options=InfillOptions(sampler="reference"), max_tokens=4)
     assert result.steps >= 1
 
 
@@ -156,7 +157,7 @@ def test_embedded_default_model_loads():
     engine = Engine.load(device="cpu", dtype="float32")
     assert engine.path == EMBEDDED_DIR
     assert engine.config.model_type == "mercury"
-    result = engine.infill("def add(a, b):\n    return ", "\n", max_tokens=4)
+    result = engine.infill("def add(a, b):\n    return ", "\n", options=InfillOptions(sampler="reference"), max_tokens=4)
     assert result.steps >= 1
 
 

@@ -17,7 +17,7 @@ from engine.kernels.rmsnorm import (  # noqa: E402
     rmsnorm_triton,
 )
 from engine.model import RMSNorm  # noqa: E402
-from tests.kernel_asserts import assert_close, interpreter_only  # noqa: E402
+from tests.support.kernel_asserts import assert_close, interpreter_only  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 # y: the kernel and torch differ only in the order of the sum of squares and in rsqrt's last

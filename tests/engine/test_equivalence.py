@@ -17,8 +17,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from engine.canvas import Canvas
+from engine.decode import shift_logits
 from engine.loader import load_checkpoint
-from engine.sampler import DecodeOptions, reference_infill, shift_logits
+from engine.options import InfillOptions
+from engine.sampler import reference_infill
 from engine.testing import _SAMPLE
 from engine.train.bpe import EOT_TOKEN, MASK_TOKEN, train_bpe
 
@@ -274,7 +276,7 @@ def test_sampler_applies_logit_shift_for_dream_only(checkpoint):
     oracle = _PositionOracle(loaded.config, table)
     canvas = Canvas(prefix_ids=_ids(1, 5, 3)[0].tolist(), suffix_ids=_ids(1, 3, 4)[0].tolist(),
                     span_len=4, heal_bytes=b"", trimmed=False)
-    result = reference_infill(oracle, tok, canvas, DecodeOptions())
+    result = reference_infill(oracle, tok, canvas, InfillOptions(sampler="reference"))
     start = canvas.span_start
     if kind == "dream":  # position i predicts token i+1: span offset j reads position start+j-1
         assert result.token_ids == table[start - 1: start + 3]

@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from engine.decode import predict  # noqa: E402
 from engine.kernels import confidence as conf_mod  # noqa: E402
 from engine.kernels.confidence import (  # noqa: E402
     HAS_TRITON,
@@ -24,8 +25,7 @@ from engine.kernels.confidence import (  # noqa: E402
     fused_confidence,
     resolve_backend,
 )
-from engine.sampler import predict  # noqa: E402
-from tests.kernel_asserts import assert_close, interpreter_only  # noqa: E402
+from tests.support.kernel_asserts import assert_close, interpreter_only  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 # Both dtypes are upcast to the same fp32 values before any arithmetic, so the statistics
