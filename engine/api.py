@@ -181,8 +181,14 @@ class Engine:
 
     def _decode(self, canvases: list[Canvas], opts: InfillOptions, cancel: CancelToken | None,
                 callback: Callable[[StepEvent], None] | None) -> list[InfillResult]:
-        """The one dispatch from canvases to a sampler (where a length policy would fan a canvas
-        out into candidate span lengths and pick among their results)."""
+        """The one dispatch from canvases to a sampler.
+
+        A length policy plugs in here: fan each canvas out into candidate span lengths
+        (``Canvas`` with other ``span_len``, decoded with ``allow_stop=False`` and
+        ``initial_span=WHOLE_SPAN``), submit them together (the scheduler batches them into the
+        same forwards), and pick one result per request by the model's own scores
+        (``InfillResult.confidences``, i.e. ``SpanState.conf``) — selected by an options field.
+        """
         if opts.sampler == "reference":
             results = []
             for canvas in canvases:
