@@ -10,9 +10,10 @@ For every task the engine fills ``prompt`` .. ``suffix`` (greedy by default) wit
 is executed in the sandbox of :mod:`benchmarks.humaneval` and compared with the canonical
 solution. ``--limit N`` keeps N tasks per benchmark evenly spaced over the file (indices
 ``i * n // N``; deterministic, no seed involved). ``--seed`` is the decoding seed (it matters only
-with ``--decode temperature=...`` > 0). ``--decode key=value`` passes any keyword through to
-``engine.infill`` (values parsed as JSON when they parse: ``steps=16``, ``temperature=0.2``,
-``sampler=fast``, ``heal=false``). ``--steps-grid`` re-runs generation with ``steps=`` each value
+with ``--decode temperature=...`` > 0). ``--decode key=value`` sets any field of
+``engine.InfillOptions`` (values parsed as JSON when they parse: ``steps=16``,
+``temperature=0.2``, ``sampler=reference``, ``heal=false``); unset fields keep the engine's
+defaults (the fast sampler, balanced preset). ``--steps-grid`` re-runs generation with ``steps=`` each value
 and plots pass@1 against denoising steps (``<out stem>.steps.png``). ``--canonical`` runs no
 model and executes ``canonical_solution``: the harness's self-check, which must score 100% on
 all 8,652 tasks (``--benchmarks all``); the exit status is 1 when it does not.
