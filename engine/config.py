@@ -130,16 +130,13 @@ class ModelConfig:
             num_heads=heads,
             num_kv_heads=int(raw.get("num_key_value_heads") or heads),
             head_dim=int(raw.get("head_dim") or hidden // heads),
-            max_position_embeddings=int(raw.get("max_position_embeddings", DEFAULT_MAX_POSITIONS)),
-            rope_theta=_rope_theta(raw),
-            rms_norm_eps=float(raw.get("rms_norm_eps", QWEN2_RMS_EPS)),
             qkv_bias=bool(raw.get("attention_bias", raw.get("qkv_bias", qkv_bias_default))),
             tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
             logits_shift=logits_shift,
             model_type=model_type,
             layout=LAYOUT_QWEN2,
             context_tokens=raw.get("context_tokens"),
-            **_special_tokens(raw, default_mask),
+            **_shared_fields(raw, "max_position_embeddings", QWEN2_RMS_EPS, default_mask),
         )
 
     @classmethod
@@ -155,15 +152,12 @@ class ModelConfig:
             num_heads=heads,
             num_kv_heads=int(raw.get("n_kv_heads") or heads),
             head_dim=hidden // heads,
-            max_position_embeddings=int(raw.get("max_sequence_length", DEFAULT_MAX_POSITIONS)),
-            rope_theta=_rope_theta(raw),
-            rms_norm_eps=float(raw.get("rms_norm_eps", LLADA_RMS_EPS)),
             qkv_bias=bool(raw.get("include_qkv_bias", raw.get("include_bias", False))),
             tie_word_embeddings=bool(raw.get("weight_tying", False)),
             logits_shift=False,
             model_type="llada",
             layout=LAYOUT_LLADA,
-            **_special_tokens(raw, LLADA_MASK_TOKEN),
+            **_shared_fields(raw, "max_sequence_length", LLADA_RMS_EPS, LLADA_MASK_TOKEN),
         )
 
     def to_hf_dict(self) -> dict[str, Any]:
@@ -195,9 +189,12 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
 
-def _special_tokens(raw: dict[str, Any], default_mask: str) -> dict[str, Any]:
-    """Special-token fields: names (resolved through the tokenizer) and optional ids."""
-    return {"mask_token": raw.get("mask_token", default_mask), "mask_token_id": raw.get("mask_token_id"),
+def _shared_fields(raw: dict[str, Any], max_positions_key: str, rms_eps: float, default_mask: str) -> dict[str, Any]:
+    """Fields both layouts read alike: context length, rotary base, norm epsilon, and the special
+    tokens (names resolved through the tokenizer, optional ids)."""
+    return {"max_position_embeddings": int(raw.get(max_positions_key, DEFAULT_MAX_POSITIONS)),
+            "rope_theta": _rope_theta(raw), "rms_norm_eps": float(raw.get("rms_norm_eps", rms_eps)),
+            "mask_token": raw.get("mask_token", default_mask), "mask_token_id": raw.get("mask_token_id"),
             "pad_token": raw.get("pad_token"), "pad_token_id": raw.get("pad_token_id"),
             "eos_token_id": _first_id(raw.get("eos_token_id"))}
 
