@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import serve_command
+from tests.support.server import serve_command
 
 pynvim = pytest.importorskip("pynvim")
 
