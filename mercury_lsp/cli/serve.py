@@ -46,10 +46,11 @@ def run_serve(args: argparse.Namespace) -> int:
     base, problems = parse_settings(raw)
     if problems:
         raise UsageError(problems_message(problems))
-    configure_logging(base, args.log_file)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not host or not port.isdigit():
             raise UsageError(f"--tcp expects HOST:PORT, got {args.tcp!r}")
+        configure_logging(base, args.log_file)
         return run(run_tcp(base, host, int(port)))
+    configure_logging(base, args.log_file)
     return run(run_stdio(base))

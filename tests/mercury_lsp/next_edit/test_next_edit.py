@@ -4,8 +4,6 @@ tiny random checkpoint or a scripted fake model."""
 
 from __future__ import annotations
 
-import json
-
 import msgspec
 import pytest
 
@@ -250,13 +248,3 @@ def test_cli_next_edit_and_errors(tmp_path, tiny, capsys):
         assert cli.main(["next-edit", *argv, *model]) == 2
         err = capsys.readouterr().err
         assert "error:" in err and message in err and "Traceback" not in err
-
-
-def test_schema_command(capsys):
-    assert cli.main(["schema"]) == 0
-    schema = json.loads(capsys.readouterr().out)
-    edit = schema["$defs"]["PredictedEdit"]
-    assert {"uri", "range", "newText", "confidence", "reason"} <= set(edit["required"])
-    assert {"edits", "model", "version", "timings"} <= set(schema["$defs"]["NextEditResult"]["properties"])
-    assert cli.main(["schema", "--all"]) == 0
-    assert "ApplyEditsParams" in json.loads(capsys.readouterr().out)["$defs"]
