@@ -66,7 +66,7 @@ class DocumentSnapshot(Lines):
     language_id: str
     version: int
     text: str
-    line_starts: tuple[int, ...] | list[int]
+    line_starts: tuple[int, ...]  # a copy: the document's own list changes with the next edit
     syntax: SyntaxSnapshot | None
     hot_spots: tuple[int, ...]  # offsets of recent edits, most recent first
     crlf: bool
@@ -111,7 +111,7 @@ class Document(Lines):
         if self.grammar is not None and len(self.text) <= syntax_max_bytes:
             syntax = SyntaxSnapshot(self.grammar, self._tree, tuple(self._edits), self._seq)
         return DocumentSnapshot(self.uri, self.language_id, self.version, self.text,
-                                self.line_starts, syntax, tuple(self.hot_spots), self.crlf)
+                                tuple(self.line_starts), syntax, tuple(self.hot_spots), self.crlf)
 
     def adopt_tree(self, tree: object, seq: int) -> None:
         """A worker parsed the text as of edit ``seq``: keep the tree, drop the edits it covers."""
