@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.errors import EngineError
 from mercury_lsp.cli import infill, next_edit, schema, serve, train
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.cli.infill import split_at
@@ -31,8 +30,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (UsageError, EngineError) as exc:
+    except UsageError as exc:
         print(f"mercury-lsp {args.command}: error: {exc}", file=sys.stderr)
         return USAGE_EXIT
     except KeyboardInterrupt:
         return INTERRUPTED_EXIT
+    except Exception as exc:
+        # Imported here, not at the top: until ``engine/__init__`` exports lazily, importing
+        # ``engine.errors`` imports torch, and ``serve`` must answer ``initialize`` first.
+        from engine.errors import EngineError
+
+        if isinstance(exc, EngineError):
+            print(f"mercury-lsp {args.command}: error: {exc}", file=sys.stderr)
+            return USAGE_EXIT
+        raise

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from engine.errors import EngineError, InvalidRequestError
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.engine_client import EngineCancelled
 from mercury_lsp.next_edit.query import (
@@ -99,6 +98,10 @@ def _windows(model: EditModel, doc: ParsedDoc, cands: list[Candidate], anchor: t
 
 
 def _refill_window(model: EditModel, w: _Window, opts: NextEditOptions, cancel) -> list[tuple[str, float]]:
+    # Runs on the engine worker (the engine is loaded). Imported here, not at the top: until
+    # ``engine/__init__`` exports lazily, ``engine.errors`` imports torch at the server's start.
+    from engine.errors import EngineError, InvalidRequestError
+
     budgets = [model.count_tokens(c.expected if c.expected is not None else c.old_text) + opts.refill_slack_tokens
                for c in w.cands]
     budgets = [max(1, min(b, MAX_SPAN_TOKENS)) for b in budgets]

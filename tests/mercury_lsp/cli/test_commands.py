@@ -42,3 +42,9 @@ def test_schema_command(capsys):
     assert {"edits", "model", "version", "timings"} <= set(schema["$defs"]["NextEditResult"]["properties"])
     assert cli.main(["schema", "--all"]) == 0
     assert "ApplyEditsParams" in json.loads(capsys.readouterr().out)["$defs"]
+
+
+def test_the_server_starts_without_importing_torch():
+    """``serve`` answers ``initialize`` before the model's imports: torch loads on the worker."""
+    code = "import sys, mercury_lsp.cli, mercury_lsp.server; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
