@@ -206,7 +206,7 @@ class EngineClient:
 def _calibration_text() -> str:
     here = Path(__file__).parent
     parts = []
-    for name in ("context.py", "documents.py", "completion.py"):
+    for name in ("context.py", "documents.py", "completion/service.py"):
         try:
             parts.append((here / name).read_text(encoding="utf-8"))
         except OSError:

@@ -1,23 +1,21 @@
-"""``mercury-lsp next-edit`` and ``mercury-lsp schema``.
-
-``next-edit FILE --after-diff PATCH``: apply a unified diff (the user's first edit) to FILE in
-memory, predict the remaining edits, print them (human-readable, or the structured JSON of
-``schema.NextEditResult`` with ``--json``). ``schema``: the JSON Schema of that format.
+"""The work of ``mercury-lsp next-edit FILE --after-diff PATCH`` (its arguments: ``cli.next_edit``):
+apply a unified diff (the user's first edit) to FILE in memory, predict the remaining edits, and
+print them human-readable (or as the structured JSON of ``schema.NextEditResult``).
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
-
 from mercury_lsp.documents import PositionEncoding
-from mercury_lsp.next_edit import DocState, EngineEdits, NextEditQuery, diff_region, predict, to_result
-from mercury_lsp.schema import ApplyEditsParams, NextEditParams, NextEditResult
-from mercury_lsp.syntax import grammar_for
+from mercury_lsp.next_edit.pipeline import predict, to_result
+from mercury_lsp.next_edit.query import DocState, EngineEdits, NextEditQuery
+from mercury_lsp.next_edit.text import diff_region
+from mercury_lsp.schema import NextEditResult
+from mercury_lsp.syntax import Grammars, grammar_for
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -26,7 +24,6 @@ class PatchError(ValueError):
     """A diff that cannot be read or does not apply (message for the user)."""
 
 
-# ---------------------------------------------------------------------------- unified diff
 def apply_unified_diff(text: str, patch: str, name: str | None = None) -> str:
     """``text`` with the hunks of ``patch`` applied (exact context match, no fuzz).
 
@@ -133,65 +130,26 @@ def _last_tag(body: list[str], i: int) -> str:
     return body[i - 1][:1] if i > 0 else ""
 
 
-# ---------------------------------------------------------------------------- commands
-def add_subcommand(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("next-edit", help="predict the edits that follow a first edit (a unified diff)")
-    p.add_argument("file", type=Path)
-    p.add_argument("--after-diff", type=Path, required=True, metavar="PATCH",
-                   help="unified diff of the first edit (applied in memory, the file is not changed)")
-    p.add_argument("--also", type=Path, action="append", default=[], metavar="FILE",
-                   help="another file to look for occurrences in (repeatable)")
-    p.add_argument("--model", default=None, help="model directory or hub id (default: embedded)")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto")
-    p.add_argument("--json", action="store_true", help="print the structured JSON (mercury-lsp schema)")
-    p.set_defaults(func=_run_next_edit)
-    s = sub.add_parser("schema", help="print the JSON Schema of the structured edit format")
-    s.add_argument("--all", action="store_true", help="also the request/command params")
-    s.set_defaults(func=_run_schema)
+@dataclass(frozen=True)
+class SourceFile:
+    """A file given on the command line (its text read by the caller)."""
+    path: Path
+    text: str
 
 
-def _read(path: Path, what: str) -> str:
-    from mercury_lsp.cli import UsageError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{what} {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what} {path}: cannot read as UTF-8 text ({exc})") from None
-
-
-def _run_next_edit(args: argparse.Namespace) -> int:
-    from mercury_lsp.cli import UsageError
-
-    text = _read(args.file, "file")
-    patch = _read(args.after_diff, "patch")
-    try:
-        after = apply_unified_diff(text, patch, args.file.name)
-    except PatchError as exc:
-        raise UsageError(f"{args.after_diff}: {exc}") from None
-    if after == text:
-        raise UsageError(f"{args.after_diff}: the patch changes nothing")
-    uri = args.file.resolve().as_uri()
-    docs = [DocState(uri, after, grammar_for("", uri), None, (text,), 1.0)]
-    for extra in args.also:
-        t = _read(extra, "file")
-        u = extra.resolve().as_uri()
-        docs.append(DocState(u, t, grammar_for("", u), None))
-    _, _, cursor = diff_region(text, after)
+def predict_after_patch(file: SourceFile, after: str, also: list[SourceFile], engine,
+                        model_name: str) -> NextEditResult:
+    """The edits that follow changing ``file`` to ``after``, over ``file`` and ``also``, by
+    ``engine`` (an ``engine.Engine``)."""
+    uri = file.path.resolve().as_uri()
+    docs = [DocState(uri, after, grammar_for("", uri), None, (file.text,), 1.0)]
+    for extra in also:
+        u = extra.path.resolve().as_uri()
+        docs.append(DocState(u, extra.text, grammar_for("", u), None))
+    _, _, cursor = diff_region(file.text, after)
     query = NextEditQuery(tuple(docs), uri, cursor, PositionEncoding.UTF16)
-    from engine import Engine
-    from mercury_lsp.syntax import Grammars
-
-    engine = Engine.load(args.model, device=args.device, dtype=args.dtype)
     outcome = predict(query, EngineEdits(engine), Grammars())
-    result = to_result(outcome, query, str(engine.path or args.model or "embedded"))
-    if args.json:
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(result).decode(), indent=2) + "\n")
-        return 0
-    print_human(result, Path.cwd())
-    return 0
+    return to_result(outcome, query, model_name)
 
 
 def print_human(result: NextEditResult, cwd: Path) -> None:
@@ -209,14 +167,3 @@ def print_human(result: NextEditResult, cwd: Path) -> None:
     t = result.timings
     print(f"({len(result.edits)} edit(s); candidates {t.candidates_ms:.0f} ms, model {t.model_ms:.0f} ms)",
           file=sys.stderr)
-
-
-def _run_schema(args: argparse.Namespace) -> int:
-    if args.all:
-        (result, params, apply), defs = msgspec.json.schema_components(
-            [NextEditResult, NextEditParams, ApplyEditsParams])
-        doc = {"$defs": defs, "anyOf": [result, params, apply]}
-    else:
-        doc = msgspec.json.schema(NextEditResult)
-    sys.stdout.write(msgspec.json.format(msgspec.json.encode(doc).decode(), indent=2) + "\n")
-    return 0

@@ -10,7 +10,7 @@ import pytest
 import pytest_asyncio
 
 from mercury_lsp.rpc_client import RawClient, RpcError
-from tests.conftest import PROBE_TEXT, probe_positions, serve_command
+from tests.support.server import PROBE_TEXT, probe_positions, serve_command
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

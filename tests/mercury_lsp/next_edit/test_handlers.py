@@ -9,7 +9,7 @@ import pytest_asyncio
 
 from mercury_lsp.next_edit import apply_edits
 from mercury_lsp.rpc_client import RawClient, RpcError
-from tests.conftest import serve_command
+from tests.support.server import serve_command
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -6,23 +6,10 @@ from mercury_lsp.completion import SuggestionCache, run_pipeline, sanitize, suff
 from mercury_lsp.config import Settings
 from mercury_lsp.context import Budget, build_window, choose_span
 from mercury_lsp.documents import DocumentStore
-from mercury_lsp.schema import InfillOutcome
 from mercury_lsp.syntax import Grammars, grammar_for
+from tests.support.fakes import FakeSession
 
 GRAMMARS = Grammars()
-
-
-class FakeSession:
-    """Stands in for engine_client.EngineSession: returns a fixed text, records the request."""
-
-    def __init__(self, text: str, context_tokens: int = 256, chars_per_token: float = 3.0) -> None:
-        self.text, self.context_tokens, self.chars_per_token = text, context_tokens, chars_per_token
-        self.specs = []
-
-    def infill(self, spec, cancel):
-        self.specs.append(spec)
-        return InfillOutcome(text=self.text, tokens=len(self.text), mean_confidence=0.5, stop_reason="stop",
-                             steps=1, forwards=1, prompt_tokens=0, trimmed=False, elapsed_ms=0.0)
 
 
 def snap_at(text: str, marker: str = "|", lang: str = "python", uri: str = "file:///t.py"):

@@ -86,3 +86,12 @@ def test_incremental_parse_matches_full_parse():
     full = grammars.parser("python").parse(snap.text.encode())
     assert str(inc.root_node) == str(full.root_node)
     assert not inc.root_node.has_error
+
+
+def test_a_snapshot_keeps_its_lines_when_the_document_changes():
+    store = DocumentStore(grammar_for)
+    doc = store.open("file:///s.py", "python", 1, "a = 1\nb = 2\n")
+    snap = doc.snapshot(1 << 20)
+    store.change("file:///s.py", 2, [((0, 0, 0, 0), "# head\n# more\n")], PositionEncoding.UTF16)
+    assert doc.line_starts == [0, 7, 14, 20, 26]
+    assert snap.line_starts == (0, 6, 12) and snap.line_text(1) == "b = 2"

@@ -4,8 +4,6 @@ tiny random checkpoint or a scripted fake model."""
 
 from __future__ import annotations
 
-import json
-
 import msgspec
 import pytest
 
@@ -21,10 +19,11 @@ from mercury_lsp.next_edit import (
     predict,
     to_result,
 )
-from mercury_lsp.next_edit_cmd import PatchError, apply_unified_diff
-from mercury_lsp.next_edit_lsp import doc_state
+from mercury_lsp.next_edit.command import PatchError, apply_unified_diff
+from mercury_lsp.next_edit.service import doc_state
 from mercury_lsp.schema import NextEditResult
 from mercury_lsp.syntax import Grammars, grammar_for
+from tests.support.fakes import ScriptedModel
 
 G = Grammars()
 
@@ -181,34 +180,6 @@ def test_cancelled_request_stops(tiny):
                 EngineEdits(tiny), G, token)
 
 
-class ScriptedModel:
-    """A fake model: every token is likely except ``fade`` after the edit; refills say ``fill``."""
-    context_tokens = 256
-
-    def __init__(self, fade: str, fill: str, confidence: float) -> None:
-        self.fade, self.fill, self.confidence = fade, fill, confidence
-        self.calls: list[str] = []
-
-    def count_tokens(self, text):
-        return max(1, len(text) // 3)
-
-    def token_probs(self, text, stride, cancel):
-        self.calls.append("scores")
-        out, i = [], 0
-        for word in text.split(" "):
-            low = word.startswith(self.fade) and "edited" in text
-            out.append((i, i + len(word), 0.001 if low else 0.9))
-            i += len(word) + 1
-        return out
-
-    def refill(self, text, spans, max_tokens, steps, cancel):
-        self.calls.append("refill")
-        return [(self.fill, self.confidence) for _ in spans]
-
-    def score(self, text, candidates, cancel):
-        return [0.5 for _ in candidates]
-
-
 def test_model_only_path_takes_tokens_whose_likelihood_dropped():
     src = "x = 1  # plain\nvalue = old_thing + 2\n"
     after = src.replace("plain", "edited")
@@ -277,13 +248,3 @@ def test_cli_next_edit_and_errors(tmp_path, tiny, capsys):
         assert cli.main(["next-edit", *argv, *model]) == 2
         err = capsys.readouterr().err
         assert "error:" in err and message in err and "Traceback" not in err
-
-
-def test_schema_command(capsys):
-    assert cli.main(["schema"]) == 0
-    schema = json.loads(capsys.readouterr().out)
-    edit = schema["$defs"]["PredictedEdit"]
-    assert {"uri", "range", "newText", "confidence", "reason"} <= set(edit["required"])
-    assert {"edits", "model", "version", "timings"} <= set(schema["$defs"]["NextEditResult"]["properties"])
-    assert cli.main(["schema", "--all"]) == 0
-    assert "ApplyEditsParams" in json.loads(capsys.readouterr().out)["$defs"]

@@ -33,3 +33,11 @@ def test_next_edit_options_are_settings():
     # a later layer keeps the fields it does not set
     s2, problems = parse_settings({"nextEdit": {"maxModelCandidates": 8}}, s)
     assert not problems and s2.next_edit.max_model_candidates == 8 and s2.next_edit.window_fill == 0.5
+
+
+def test_next_edit_timeout_is_a_typed_setting():
+    assert Settings().next_edit.timeout_ms == 30_000
+    s, problems = parse_settings({"nextEdit": {"timeoutMs": 5000}})
+    assert s.next_edit.timeout_ms == 5000 and not problems
+    s, problems = parse_settings({"nextEdit": {"timeoutMs": 1}})
+    assert s.next_edit.timeout_ms == 30_000 and problems and "nextEdit.timeoutMs" in problems[0]

@@ -8,8 +8,8 @@ suggestion inserted, i.e. the whole round trip.
 
 from __future__ import annotations
 
-from tests.conftest import PROBE_TEXT, probe_positions
-from tests.nvim_harness import editing, needs_nvim
+from tests.support.nvim_harness import editing, needs_nvim
+from tests.support.server import PROBE_TEXT, probe_positions
 
 FIND_POSITION = """
 local positions = ...

@@ -4,7 +4,7 @@ right; the same action applied after the buffer moved on is refused and changes 
 
 from __future__ import annotations
 
-from tests.nvim_harness import editing, needs_nvim
+from tests.support.nvim_harness import editing, needs_nvim
 
 SOURCE = ('def area(width, height):\n    label = "é" if width else "ü"\n    total = width * height\n'
           '    return total + width  # width\n\n\nprint(area(1, 2))\n')

@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import make_test_lsp_client
 
-from tests.conftest import PROBE_TEXT, probe_positions, serve_command
+from tests.support.server import PROBE_TEXT, probe_positions, serve_command
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import serve_command
+from tests.support.server import serve_command
 
 pynvim = pytest.importorskip("pynvim")
 
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 
 needs_nvim = pytest.mark.skipif(NVIM is None, reason="nvim not installed")
 
