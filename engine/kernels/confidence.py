@@ -181,6 +181,27 @@ def fold_chunk(x, cols, m1, m2, s, t, idx, first_nan, V,
 
 
 @triton.jit
+def split_prologue(pid, split, N, V, chunks_per_split,
+                   BLOCK_R: tl.constexpr, BLOCK_V: tl.constexpr):
+    """Rows and vocabulary range of program (pid, split), and empty running statistics.
+
+    Returns rows [R] int64, row_ok [R], v_start, v_end, then m1, m2, s, t [R] fp32 and
+    idx, first_nan [R] int32 as ``fold_chunk`` expects them before the first chunk.
+    """
+    rows = (pid * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)  # [R]
+    row_ok = rows < N
+    v_start = split * chunks_per_split * BLOCK_V
+    v_end = tl.minimum(V, v_start + chunks_per_split * BLOCK_V)
+    m1 = tl.full([BLOCK_R], float("-inf"), tl.float32)
+    m2 = tl.full([BLOCK_R], float("-inf"), tl.float32)
+    s = tl.zeros([BLOCK_R], tl.float32)
+    t = tl.zeros([BLOCK_R], tl.float32)
+    idx = tl.zeros([BLOCK_R], tl.int32)
+    first_nan = tl.zeros([BLOCK_R], tl.int32) + V
+    return rows, row_ok, v_start, v_end, m1, m2, s, t, idx, first_nan
+
+
+@triton.jit
 def finalize(m1, m2, s, t, idx, first_nan, V):
     """Running statistics [R] -> (token int64, prob, entropy, margin) [R], invalid rows NaN."""
     has_nan = first_nan < V
@@ -233,19 +254,9 @@ def _confidence_kernel(
     WITH_ENTROPY: tl.constexpr, WITH_MARGIN: tl.constexpr,
 ):
     # grid: (cdiv(N, BLOCK_R), num_splits); program (i, j) folds rows i*BLOCK_R.. over split j.
-    pid = tl.program_id(0)
     split = tl.program_id(1)
-    rows = (pid * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)  # [R]
-    row_ok = rows < N
-    v_start = split * chunks_per_split * BLOCK_V
-    v_end = tl.minimum(V, v_start + chunks_per_split * BLOCK_V)
-
-    m1 = tl.full([BLOCK_R], float("-inf"), tl.float32)
-    m2 = tl.full([BLOCK_R], float("-inf"), tl.float32)
-    s = tl.zeros([BLOCK_R], tl.float32)
-    t = tl.zeros([BLOCK_R], tl.float32)
-    idx = tl.zeros([BLOCK_R], tl.int32)
-    first_nan = tl.zeros([BLOCK_R], tl.int32) + V
+    rows, row_ok, v_start, v_end, m1, m2, s, t, idx, first_nan = split_prologue(
+        tl.program_id(0), split, N, V, chunks_per_split, BLOCK_R, BLOCK_V)
     for start in range(v_start, v_end, BLOCK_V):
         cols = start + tl.arange(0, BLOCK_V)  # [C] int32
         mask = row_ok[:, None] & (cols < v_end)[None, :]
@@ -304,6 +315,16 @@ def new_outputs(n: int, device: torch.device, with_entropy: bool, with_margin: b
     return token, prob, entropy, margin
 
 
+def new_partials(outs, n: int, splits: int, device: torch.device) -> tuple[Tensor, Tensor]:
+    """Per-split statistics [4, N, S] fp32 / [2, N, S] int32; with one split the kernel
+    finalises in place and the outputs stand in as (unused) placeholders."""
+    token, prob, _, _ = outs
+    if splits == 1:
+        return prob, token
+    return (torch.empty(4, n, splits, dtype=torch.float32, device=device),
+            torch.empty(2, n, splits, dtype=torch.int32, device=device))
+
+
 def merge_partials(part_f: Tensor, part_i: Tensor, outs, n: int, v: int, num_splits: int,
                    with_entropy: bool, with_margin: bool) -> None:
     """Launch the merge of per-split statistics into ``outs`` (token, prob, entropy, margin)."""
@@ -341,11 +362,7 @@ def confidence_triton(logits: Tensor, *, with_entropy: bool = False, with_margin
     outs = new_outputs(n, logits.device, with_entropy, with_margin)
     token, prob, entropy, margin = outs
     finalize_here = splits == 1
-    if finalize_here:
-        part_f, part_i = prob, token  # unused placeholders
-    else:
-        part_f = torch.empty(4, n, splits, dtype=torch.float32, device=logits.device)
-        part_i = torch.empty(2, n, splits, dtype=torch.int32, device=logits.device)
+    part_f, part_i = new_partials(outs, n, splits, logits.device)
     with torch.cuda.device(logits.device) if logits.is_cuda else contextlib.nullcontext():
         _confidence_kernel[(triton.cdiv(n, block_r), splits)](
             logits, logits.stride(0), token, prob, prob if entropy is None else entropy,

@@ -49,9 +49,11 @@ from engine.kernels.confidence import (
     fold_chunk,
     merge_partials,
     new_outputs,
+    new_partials,
     plan_splits,
     require_triton,
     resolve_backend,
+    split_prologue,
     store_outputs,
     tl,
     triton,
@@ -91,20 +93,10 @@ def _lm_head_confidence_kernel(
     WITH_ENTROPY: tl.constexpr, WITH_MARGIN: tl.constexpr,
 ):
     # grid: (cdiv(N, BLOCK_N), num_splits); program (i, j) folds rows i*BLOCK_N.. over split j.
-    pid = tl.program_id(0)
     split = tl.program_id(1)
-    rows = (pid * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)  # [BN]
-    row_ok = rows < N
-    v_start = split * chunks_per_split * BLOCK_V
-    v_end = tl.minimum(V, v_start + chunks_per_split * BLOCK_V)
+    rows, row_ok, v_start, v_end, m1, m2, s, t, idx, first_nan = split_prologue(
+        tl.program_id(0), split, N, V, chunks_per_split, BLOCK_N, BLOCK_V)  # rows [BN]
     ks = tl.arange(0, BLOCK_D)  # [BD]
-
-    m1 = tl.full([BLOCK_N], float("-inf"), tl.float32)
-    m2 = tl.full([BLOCK_N], float("-inf"), tl.float32)
-    s = tl.zeros([BLOCK_N], tl.float32)
-    t = tl.zeros([BLOCK_N], tl.float32)
-    idx = tl.zeros([BLOCK_N], tl.int32)
-    first_nan = tl.zeros([BLOCK_N], tl.int32) + V
     for start in range(v_start, v_end, BLOCK_V):
         cols = start + tl.arange(0, BLOCK_V)  # [BV] int32 vocabulary ids
         col_ok = cols < v_end
@@ -157,11 +149,7 @@ def lm_head_confidence_triton(hidden: Tensor, weight: Tensor, *, with_entropy: b
     outs = new_outputs(n, hidden.device, with_entropy, with_margin)
     token, prob, entropy, margin = outs
     finalize_here = splits == 1
-    if finalize_here:
-        part_f, part_i = prob, token  # unused placeholders
-    else:
-        part_f = torch.empty(4, n, splits, dtype=torch.float32, device=hidden.device)
-        part_i = torch.empty(2, n, splits, dtype=torch.int32, device=hidden.device)
+    part_f, part_i = new_partials(outs, n, splits, hidden.device)
     # The CPU interpreter's tl.dot is wrong for bf16 operands (triton-lang/triton#11584): there
     # the tiles are upcast to fp32 first, which is the same math as the GPU's bf16 MMA (products
     # of bf16 values are exact in fp32, accumulation is fp32).
