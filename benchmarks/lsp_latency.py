@@ -77,9 +77,11 @@ class Replay:
                       stale=0, late=0, cancelled=0, empty=0, errors=0, unanswered=0)
         self.futures: list[asyncio.Future] = []
         self.version = 0  # the client's newest document version
+        self.seconds = 0.0  # time spent replaying
 
     async def run(self, uri: str, doc: str, keys: list[Key]) -> None:
         c = self.c
+        t0 = time.perf_counter()
         model = TextModel(doc)
         version = 1
         c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python",
@@ -127,6 +129,7 @@ class Replay:
                 shown = holder["insert"]
             await asyncio.sleep(max(0.0, t_end - time.perf_counter()))
         c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        self.seconds += time.perf_counter() - t0
 
     async def _collect(self, fut: asyncio.Future, sent: float, st: dict, holder: dict) -> None:
         try:
@@ -155,7 +158,7 @@ class Replay:
         self.n["typeahead_hits"] += st["chance"] and insert == st["shown"]
 
 
-async def run_arm(name: str, settings: dict, traces: list[tuple[str, str, list[Key]]], args) -> dict:
+async def start_daemon(settings: dict, args) -> WireClient:
     cmd = [sys.executable, "-m", "mercury_lsp.cli", "serve", "--log-level", "warning"]
     if args.model:
         cmd += ["--model", args.model]
@@ -164,19 +167,31 @@ async def run_arm(name: str, settings: dict, traces: list[tuple[str, str, list[K
     status = await c.wait_note("mercury/status", lambda p: p["state"] in ("ready", "error"), 600)
     if status["state"] != "ready":
         raise SystemExit(f"model failed to load: {status['message']}")
-    r = Replay(c, args.debounce_ms / 1000)
-    cpu0, _ = proc_stats(c.proc.pid)
-    t0 = time.perf_counter()
+    return c
+
+
+async def run_arms(names: list[str], traces: list[tuple[str, str, list[Key]]], args) -> list[dict]:
+    """Every arm's daemon starts first; the traces then alternate between arms (A B A B ...), so
+    the load of a shared machine drifting during the run falls on both alike."""
+    clients = [await start_daemon(ARMS[n], args) for n in names]
+    replays = [Replay(c, args.debounce_ms / 1000) for c in clients]
+    cpu0 = [proc_stats(c.proc.pid)[0] for c in clients]
     for uri, doc, keys in traces:
-        await r.run(uri, doc, keys)
-    await asyncio.gather(*r.futures)
+        for r in replays:
+            await r.run(uri, doc, keys)
+            await asyncio.gather(*r.futures)
+    return [await finish_arm(n, c, r, cpu) for n, c, r, cpu in zip(names, clients, replays, cpu0, strict=True)]
+
+
+async def finish_arm(name: str, c: WireClient, r: Replay, cpu0: float | None) -> dict:
+    settings = ARMS[name]
     cpu1, hwm = proc_stats(c.proc.pid)
     server = await c.call("mercury/stats", None)
     await c.close()
     n = r.n
     counters = server.get("counters", {})
     return {
-        "arm": name, "settings": settings, "seconds": round(time.perf_counter() - t0, 1), **n,
+        "arm": name, "settings": settings, "seconds": round(r.seconds, 1), **n,
         "shown": len(r.shown_ms), "p50_ms": percentile(r.shown_ms, 0.5), "p95_ms": percentile(r.shown_ms, 0.95),
         "pause_fast_share": round(n["pause_fast"] / n["pause_requests"], 3) if n["pause_requests"] else None,
         "typeahead_hit_rate": round(n["typeahead_hits"] / n["typeahead_chances"], 3) if n["typeahead_chances"] else None,
@@ -224,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         args.model = str(make_tiny_checkpoint(Path(tmp.name) / "tiny"))
     traces = load_traces(args)
     load0 = os.getloadavg()
-    arms = [asyncio.run(run_arm(a, ARMS[a], traces, args)) for a in args.arms.split(",")]
+    arms = asyncio.run(run_arms(args.arms.split(","), traces, args))
     result = {"model": "tiny" if tmp else (args.model or "embedded"), "keys": sum(len(t[2]) for t in traces),
               "files": [Path(t[0]).name for t in traces], "rate": args.rate, "debounce_ms": args.debounce_ms,
               "loadavg_1m": [round(load0[0], 2), round(os.getloadavg()[0], 2)], "nproc": os.cpu_count(),
