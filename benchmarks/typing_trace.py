@@ -76,7 +76,8 @@ def make_trace(text: str, seconds: float, rate: float, seed: int) -> tuple[str, 
     elapsed = 0.0
     for start, end in regions:
         region = text[start:end]
-        pos = start
+        # the regions before this one are still missing from the document
+        pos = start - sum(e - s for s, e in regions if s < start)
         for k, ch in enumerate(region):
             if elapsed >= seconds:
                 return doc, keys
