@@ -1,22 +1,23 @@
-"""LSP latency under typing: a client process replays real source files through the real server.
+"""LSP latency under real typing: an outside client replays typing traces through the daemon.
 
-    python -m benchmarks.lsp_latency --model tiny --seconds 20
-    python -m benchmarks.lsp_latency --files a.py b.py --preset fast        # embedded model
+    nice -n 10 python -m benchmarks.lsp_latency --seconds 40          # before/after, one run
+    python -m benchmarks.lsp_latency --model tiny --seconds 10 --arms after
 
-For each file, a region is removed from the document (the text after it stays: a real suffix)
-and typed back one character per tick at ``--rate`` keystrokes/s: every keystroke sends a
-``didChange`` and an ``inlineCompletion`` request, cancelling the previous one if still pending
-(as an editor does). Reported:
+The traces (``benchmarks/typing_trace``) type back regions of held-out standard-library files
+(never in the model's training corpus) with word pauses, typos fixed by a backspace and cursor
+jumps. Every key sends a ``didChange``; as an editor does, an ``inlineCompletion`` request goes
+out once the keyboard has been idle ``--debounce-ms``, and a pending one is cancelled by the
+next key. The same trace runs once per arm (a fresh daemon with that arm's settings):
+``before`` switches the new features off, ``after`` is the shipped defaults. Reported per arm:
 
-* p50/p95 latency of the suggestions that would be shown (non-empty, and the document had not
-  moved on when the answer arrived);
-* stale: non-empty answers that do not fit the document at the version they were requested for
-  (a server bug; must be 0); ``late``: valid answers that arrived after the next keystroke;
-* cancelled / superseded / empty counts, cache hits (server counters, ``mercury/stats``);
-* the daemon's CPU time and peak RSS (``VmHWM``).
+* p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
+* the share of word-pause points showing a suggestion within ``FAST_MS``;
+* typeahead: requests made while the user was typing into the shown suggestion, and how many
+  were answered with the rest of it;
+* stale (an answer that does not fit the document it was asked for) and unanswered (no
+  response at all), both must be 0; the daemon's CPU time and peak RSS (``VmHWM``).
 
-``--model tiny`` serves a random-weights tiny checkpoint (the pipeline's overhead, not a model's).
-Ends with one JSON line; also writes benchmarks/results/lsp_latency.json.
+Prints a table, writes benchmarks/results/lsp_latency.json and ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -26,24 +27,31 @@ import asyncio
 import json
 import os
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
-from typing import get_args
 
-from engine.options import Preset
-from mercury_lsp.rpc_client import RawClient, RpcError
+from benchmarks.heldout import heldout_files
+from benchmarks.lsp_wire import WireClient
+from benchmarks.typing_trace import Key, TextModel, make_trace
 
 RESULTS = Path(__file__).parent / "results" / "lsp_latency.json"
-DEFAULT_FILES = ("textwrap.py", "bisect.py", "colorsys.py", "heapq.py")
+FAST_MS = 100.0  # a suggestion within this reads as instant at a pause
+EDITOR_DEBOUNCE_MS = 60  # an editor's inline-suggest debounce (VS Code waits ~50-75 ms)
+ANSWER_WAIT_S = 30.0  # after the trace, a request still without a response is "unanswered"
+TRACE_FILES = 3  # held-out files per run (each gets seconds / TRACE_FILES of typing)
+CANCELLED = -32800
+ARMS = {
+    "before": {"typeahead": False},  # the suggestion cache answers only exact repeats
+    "after": {},  # shipped defaults
+}
 
 
 def percentile(data: list[float], q: float) -> float | None:
     if not data:
         return None
     s = sorted(data)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+    return round(s[min(len(s) - 1, int(round(q * (len(s) - 1))))], 1)
 
 
 def proc_stats(pid: int) -> tuple[float | None, float | None]:
@@ -58,157 +66,191 @@ def proc_stats(pid: int) -> tuple[float | None, float | None]:
         return None, None
 
 
-def pick_region(text: str, budget_chars: int) -> tuple[int, int]:
-    """A region starting at a line start around the middle of the file."""
-    mid = text.find("\n", len(text) // 3) + 1
-    return mid, min(len(text), mid + budget_chars)
+class Replay:
+    """One trace through one daemon; the counts of ``Replay.stats``."""
 
+    def __init__(self, c: WireClient, debounce_s: float) -> None:
+        self.c = c
+        self.debounce_s = debounce_s
+        self.shown_ms: list[float] = []
+        self.n = dict(requests=0, pause_requests=0, pause_fast=0, typeahead_chances=0, typeahead_hits=0,
+                      stale=0, late=0, cancelled=0, empty=0, errors=0, unanswered=0)
+        self.futures: list[asyncio.Future] = []
+        self.version = 0  # the client's newest document version
+        self.seconds = 0.0  # time spent replaying
 
-async def replay(c: RawClient, path: Path, seconds: float, rate: float, stats: dict) -> None:
-    text = path.read_text(encoding="utf-8")
-    start, end = pick_region(text, int(seconds * rate) + 1)
-    region = text[start:end]
-    doc = text[:start] + text[end:]
-    uri = path.resolve().as_uri()
-    version = 1
-    c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": version,
-                                                       "text": doc}})
-    versions: dict[int, str] = {version: doc}
-    line = doc.count("\n", 0, start)
-    col = start - (doc.rfind("\n", 0, start) + 1)
-    pending: tuple[int, asyncio.Future, float, int, int, int] | None = None
-    tick = 1.0 / rate
-    t_next = time.perf_counter()
-    tasks = []
+    async def run(self, uri: str, doc: str, keys: list[Key]) -> None:
+        c = self.c
+        t0 = time.perf_counter()
+        model = TextModel(doc)
+        version = 1
+        c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python",
+                                                           "version": version, "text": doc}})
+        shown: str | None = None  # the whole-line insertText of the suggestion on screen
+        pending = None
+        for key in keys:
+            if pending is not None and not pending[1].done():
+                c.cancel(pending[0])
+            version += 1
+            self.version = version
+            change = model.apply(key.start, key.end, key.insert)
+            c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                "contentChanges": [change]})
+            cursor = key.start + len(key.insert)
+            ls, le = model.line_span(cursor)
+            line = model.text[ls:le]
+            col = cursor - ls
+            if shown is not None and not (shown.startswith(line[:col]) and shown.endswith(line[col:])):
+                shown = None  # typing diverged: the editor hides the suggestion
+            if key.delay_s * 1000 < self.debounce_s * 1000:
+                await asyncio.sleep(key.delay_s)
+                continue
+            await asyncio.sleep(self.debounce_s)
+            chance = shown is not None and bool(shown[col:].strip()) and len(shown) - len(line) > 0
+            self.n["typeahead_chances"] += chance
+            msg_id, fut = c.request("textDocument/inlineCompletion", {
+                "textDocument": {"uri": uri}, "position": model.position(cursor), "context": {"triggerKind": 2}})
+            sent = time.perf_counter()
+            self.n["requests"] += 1
+            self.n["pause_requests"] += key.pause
+            pending = (msg_id, fut)
+            state = {"version": version, "line": line, "col": col, "pause": key.pause, "chance": chance,
+                     "shown": shown}
+            holder: dict = {}
+            task = asyncio.ensure_future(self._collect(fut, sent, state, holder))
+            self.futures.append(task)
+            remaining = key.delay_s - self.debounce_s
+            t_end = time.perf_counter() + remaining
+            try:
+                await asyncio.wait_for(asyncio.shield(task), remaining)
+            except TimeoutError:
+                pass
+            if holder.get("insert") is not None:
+                shown = holder["insert"]
+            await asyncio.sleep(max(0.0, t_end - time.perf_counter()))
+        c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        self.seconds += time.perf_counter() - t0
 
-    async def collect(fut: asyncio.Future, sent: float, v: int, ln: int, cl: int) -> None:
-        msg = await fut
-        now = time.perf_counter()
-        stats["responses"] += 1
+    async def _collect(self, fut: asyncio.Future, sent: float, st: dict, holder: dict) -> None:
+        try:
+            msg = await asyncio.wait_for(fut, ANSWER_WAIT_S)
+        except (TimeoutError, ConnectionError):
+            self.n["unanswered"] += 1
+            return
+        ms = (time.perf_counter() - sent) * 1000
         if "error" in msg:
-            if msg["error"].get("code") == -32800:
-                stats["cancelled"] += 1
-            else:
-                stats["errors"] += 1
+            self.n["cancelled" if msg["error"].get("code") == CANCELLED else "errors"] += 1
             return
         items = (msg.get("result") or {}).get("items") or []
         if not items:
-            stats["empty"] += 1
+            self.n["empty"] += 1
             return
-        line_text = versions[v].split("\n")[ln] if ln < versions[v].count("\n") + 1 else ""
-        if not items[0]["insertText"].startswith(line_text[:cl]):
-            stats["stale"] += 1
-        elif v != version:
-            stats["late"] += 1
-        else:
-            stats["shown_ms"].append((now - sent) * 1000)
-
-    for ch in region:
-        if time.perf_counter() - stats["t0"] > stats["budget_s"]:
-            break
-        await asyncio.sleep(max(0.0, t_next - time.perf_counter()))
-        t_next += tick
-        if pending is not None and not pending[1].done():
-            c.cancel(pending[0])
-        version += 1
-        c.notify("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"range": {"start": {"line": line, "character": col},
-                                          "end": {"line": line, "character": col}}, "text": ch}]})
-        doc = doc[:start] + ch + doc[start:]
-        start += 1
-        versions[version] = doc
-        if ch == "\n":
-            line, col = line + 1, 0
-        else:
-            col += 1 if ord(ch) < 0x10000 else 2
-        msg_id, fut = c.request_future("textDocument/inlineCompletion", {
-            "textDocument": {"uri": uri}, "position": {"line": line, "character": col},
-            "context": {"triggerKind": 2}})
-        stats["requests"] += 1
-        pending = (msg_id, fut, time.perf_counter(), version, line, col)
-        tasks.append(asyncio.ensure_future(collect(fut, pending[2], version, line, col)))
-        versions.pop(version - 64, None)
-    await asyncio.gather(*tasks)
-    c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        insert = items[0]["insertText"]
+        if not insert.startswith(st["line"][:st["col"]]):
+            self.n["stale"] += 1
+            return
+        if self.version != st["version"]:
+            self.n["late"] += 1
+            return
+        self.shown_ms.append(ms)
+        holder["insert"] = insert
+        self.n["pause_fast"] += st["pause"] and ms <= FAST_MS
+        self.n["typeahead_hits"] += st["chance"] and insert == st["shown"]
 
 
-async def main_async(args: argparse.Namespace) -> dict:
-    model = args.model
-    tmp = None
-    if model == "tiny":
-        tmp = tempfile.TemporaryDirectory()
-        from engine.testing import make_tiny_checkpoint
-
-        model = str(make_tiny_checkpoint(Path(tmp.name) / "tiny"))
+async def start_daemon(settings: dict, args) -> WireClient:
     cmd = [sys.executable, "-m", "mercury_lsp.cli", "serve", "--log-level", "warning"]
-    for flag, value in (("--model", model), ("--dtype", args.dtype), ("--threads", args.threads),
-                        ("--preset", args.preset), ("--device", args.device)):
-        if value is not None:
-            cmd += [flag, str(value)]
-    c = await RawClient.start(*cmd)
-    t_start = time.perf_counter()
-    await c.initialize(json.loads(args.settings) if args.settings else {})
-    init_ms = (time.perf_counter() - t_start) * 1000
-    status = await c.wait_notification("mercury/status", lambda p: p["state"] in ("ready", "error"), timeout=600)
+    if args.model:
+        cmd += ["--model", args.model]
+    c = await WireClient.spawn(*cmd)
+    await c.initialize(settings)
+    status = await c.wait_note("mercury/status", lambda p: p["state"] in ("ready", "error"), 600)
     if status["state"] != "ready":
         raise SystemExit(f"model failed to load: {status['message']}")
-    files = [Path(f) for f in args.files] if args.files else \
-        [Path(sysconfig.get_paths()["stdlib"]) / f for f in DEFAULT_FILES]
-    files = [f for f in files if f.is_file()]
-    stats = {"requests": 0, "responses": 0, "cancelled": 0, "errors": 0, "empty": 0, "stale": 0,
-             "late": 0, "shown_ms": [], "t0": time.perf_counter(), "budget_s": args.seconds}
-    cpu0, _ = proc_stats(c.proc.pid)
-    per_file = args.seconds / max(1, len(files))
-    for f in files:
-        await replay(c, f, per_file, args.rate, stats)
+    return c
+
+
+async def run_arms(names: list[str], traces: list[tuple[str, str, list[Key]]], args) -> list[dict]:
+    """Every arm's daemon starts first; the traces then alternate between arms (A B A B ...), so
+    the load of a shared machine drifting during the run falls on both alike."""
+    clients = [await start_daemon(ARMS[n], args) for n in names]
+    replays = [Replay(c, args.debounce_ms / 1000) for c in clients]
+    cpu0 = [proc_stats(c.proc.pid)[0] for c in clients]
+    for uri, doc, keys in traces:
+        for r in replays:
+            await r.run(uri, doc, keys)
+            await asyncio.gather(*r.futures)
+    return [await finish_arm(n, c, r, cpu) for n, c, r, cpu in zip(names, clients, replays, cpu0, strict=True)]
+
+
+async def finish_arm(name: str, c: WireClient, r: Replay, cpu0: float | None) -> dict:
+    settings = ARMS[name]
     cpu1, hwm = proc_stats(c.proc.pid)
-    try:
-        server = await c.request("mercury/stats")
-    except RpcError:
-        server = {}
-    await c.shutdown()
-    if tmp is not None:
-        tmp.cleanup()
-    shown = stats["shown_ms"]
+    server = await c.call("mercury/stats", None)
+    await c.close()
+    n = r.n
     counters = server.get("counters", {})
     return {
-        "model": args.model or "embedded", "preset": args.preset or "balanced", "files": [f.name for f in files],
-        "seconds": round(time.perf_counter() - stats["t0"], 1), "rate": args.rate,
-        "requests": stats["requests"], "shown": len(shown),
-        "p50_ms": round(percentile(shown, 0.5), 1) if shown else None,
-        "p95_ms": round(percentile(shown, 0.95), 1) if shown else None,
-        "stale": stats["stale"], "late": stats["late"], "cancelled": stats["cancelled"],
-        "empty": stats["empty"], "errors": stats["errors"],
-        "superseded": counters.get("superseded"), "cache_hits": counters.get("cacheHits"),
-        "engine_ms_p50": server.get("engineMsP50"), "initialize_ms": round(init_ms, 1),
+        "arm": name, "settings": settings, "seconds": round(r.seconds, 1), **n,
+        "shown": len(r.shown_ms), "p50_ms": percentile(r.shown_ms, 0.5), "p95_ms": percentile(r.shown_ms, 0.95),
+        "pause_fast_share": round(n["pause_fast"] / n["pause_requests"], 3) if n["pause_requests"] else None,
+        "typeahead_hit_rate": round(n["typeahead_hits"] / n["typeahead_chances"], 3) if n["typeahead_chances"] else None,
+        "server_cache_hits": counters.get("cacheHits"), "engine_ms_p50": round(server["engineMsP50"], 1) if server.get("engineMsP50") else None,
         "daemon_cpu_s": round(cpu1 - cpu0, 2) if cpu0 is not None and cpu1 is not None else None,
         "peak_rss_mb": round(hwm, 1) if hwm is not None else None,
     }
 
 
+def load_traces(args) -> list[tuple[str, str, list[Key]]]:
+    files = [(str(Path(f).resolve()), Path(f).read_text(encoding="utf-8")) for f in args.files] if args.files \
+        else heldout_files()[:TRACE_FILES]
+    per_file = args.seconds / max(1, len(files))
+    traces = []
+    for i, (name, text) in enumerate(files):
+        doc, keys = make_trace(text, per_file, args.rate, seed=args.seed + i)
+        traces.append((Path(tempfile.gettempdir(), "mercury-trace", Path(name).name).as_uri(), doc, keys))
+    return traces
+
+
+ROWS = (("requests (debounced)", "requests"), ("suggestions shown", "shown"), ("p50 shown (ms)", "p50_ms"),
+        ("p95 shown (ms)", "p95_ms"), ("pause points", "pause_requests"),
+        (f"pauses shown <= {FAST_MS:.0f} ms", "pause_fast_share"), ("typeahead chances", "typeahead_chances"),
+        ("typeahead hit rate", "typeahead_hit_rate"), ("stale (must be 0)", "stale"),
+        ("unanswered (must be 0)", "unanswered"), ("late (after next key)", "late"), ("cancelled", "cancelled"),
+        ("empty", "empty"), ("errors", "errors"), ("server cache hits", "server_cache_hits"),
+        ("engine p50 (ms)", "engine_ms_p50"), ("daemon CPU (s)", "daemon_cpu_s"), ("peak RSS (MiB)", "peak_rss_mb"))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", default=None, help="'tiny', a checkpoint directory or hub id (default: embedded)")
-    p.add_argument("--files", nargs="*", default=None, help="source files to replay (default: a few stdlib files)")
-    p.add_argument("--seconds", type=float, default=20.0, help="total typing time")
-    p.add_argument("--rate", type=float, default=10.0, help="keystrokes per second")
-    p.add_argument("--preset", default=None, choices=get_args(Preset))
-    p.add_argument("--device", default=None)
-    p.add_argument("--dtype", default=None)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--settings", default=None, help="initializationOptions as JSON")
+    p.add_argument("--model", default=None, help="'tiny' (random weights), a checkpoint directory (default: embedded)")
+    p.add_argument("--files", nargs="*", default=None, help="source files to type (default: held-out stdlib files)")
+    p.add_argument("--seconds", type=float, default=40.0, help="typing time per arm")
+    p.add_argument("--rate", type=float, default=8.0, help="keystrokes per second while typing a word")
+    p.add_argument("--debounce-ms", type=float, default=EDITOR_DEBOUNCE_MS, help="the editor's debounce")
+    p.add_argument("--seed", type=int, default=17)
+    p.add_argument("--arms", default="before,after", help=f"comma-separated, of {','.join(ARMS)}")
     args = p.parse_args(argv)
-    result = asyncio.run(main_async(args))
-    rows = [("requests", result["requests"]), ("suggestions shown", result["shown"]),
-            ("p50 latency (ms)", result["p50_ms"]), ("p95 latency (ms)", result["p95_ms"]),
-            ("stale (must be 0)", result["stale"]), ("late (arrived after next key)", result["late"]),
-            ("cancelled", result["cancelled"]), ("superseded (server)", result["superseded"]),
-            ("empty", result["empty"]), ("cache hits", result["cache_hits"]),
-            ("daemon CPU (s)", result["daemon_cpu_s"]), ("peak RSS (MiB)", result["peak_rss_mb"])]
-    print(f"lsp_latency: model={result['model']} preset={result['preset']} files={','.join(result['files'])}")
-    for name, value in rows:
-        print(f"  {name:<32} {value}")
+    tmp = None
+    if args.model == "tiny":
+        from engine.testing import make_tiny_checkpoint
+
+        tmp = tempfile.TemporaryDirectory()
+        args.model = str(make_tiny_checkpoint(Path(tmp.name) / "tiny"))
+    traces = load_traces(args)
+    load0 = os.getloadavg()
+    arms = asyncio.run(run_arms(args.arms.split(","), traces, args))
+    result = {"model": "tiny" if tmp else (args.model or "embedded"), "keys": sum(len(t[2]) for t in traces),
+              "files": [Path(t[0]).name for t in traces], "rate": args.rate, "debounce_ms": args.debounce_ms,
+              "loadavg_1m": [round(load0[0], 2), round(os.getloadavg()[0], 2)], "nproc": os.cpu_count(),
+              "arms": arms}
+    if tmp is not None:
+        tmp.cleanup()
+    print(f"lsp_latency: model={result['model']} files={','.join(result['files'])} keys={result['keys']} "
+          f"load1m={result['loadavg_1m']}")
+    print(f"  {'':<28}" + "".join(f"{a['arm']:>12}" for a in arms))
+    for label, key in ROWS:
+        print(f"  {label:<28}" + "".join(f"{str(a[key]):>12}" for a in arms))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))

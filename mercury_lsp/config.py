@@ -88,6 +88,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     completion_fallback: CompletionFallback = "auto"
     next_edit: NextEditOptions = NextEditOptions()  # next-edit suggestions (mercury/nextEdit)
     cache_size: Annotated[int, Meta(ge=0, le=10_000)] = 128
+    # Typeahead: while the user types the start of the shown suggestion, answer with its rest at
+    # once (no model call), as Copilot and Tabby do; off, the cache answers only exact repeats.
+    typeahead: bool = True
     max_file_bytes: Annotated[int, Meta(ge=1)] = 8 * 1024 * 1024  # larger documents get no suggestions
     syntax_max_bytes: Annotated[int, Meta(ge=0)] = 1024 * 1024  # larger documents: line-based windows
     # Logging.

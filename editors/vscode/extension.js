@@ -9,7 +9,7 @@ let client;
 function settings() {
   const cfg = vscode.workspace.getConfiguration('mercury');
   const out = {};
-  for (const key of ['model', 'preset', 'maxTokens', 'debounceMs', 'enabledLanguages', 'logLevel', 'debugLogUserCode']) {
+  for (const key of ['model', 'preset', 'maxTokens', 'debounceMs', 'typeahead', 'enabledLanguages', 'logLevel', 'debugLogUserCode']) {
     const value = cfg.get(key);
     if (value !== undefined && value !== null) out[key] = value;
   }

@@ -48,7 +48,9 @@ class SuggestionCache:
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
 
-    def get(self, uri: str, text: str, cursor: int) -> tuple[str, int, SpanKind] | None:
+    def get(self, uri: str, text: str, cursor: int, typeahead: bool = True) -> tuple[str, int, SpanKind] | None:
+        """(rest of the suggestion, replace end, kind) or None; ``typeahead=False``: exact
+        repeats only (the cursor where the suggestion was made)."""
         suffix_len = len(text) - cursor
         head = None
         for key in reversed(self._entries):
@@ -56,7 +58,7 @@ class SuggestionCache:
             if e.uri != uri or e.suffix_len != suffix_len or e.prefix_len > cursor:
                 continue
             typed = cursor - e.prefix_len
-            if typed >= len(e.text):
+            if typed >= len(e.text) or (typed and not typeahead):
                 continue
             if head is None:
                 head = text[cursor:cursor + CACHE_KEY_CHARS]

@@ -100,7 +100,7 @@ class CompletionService:
             return None
         cursor = doc.offset_at(line, character, enc, strict=True)
         self.cancel(uri)
-        hit = self.cache.get(uri, doc.text, cursor)
+        hit = self.cache.get(uri, doc.text, cursor, settings.typeahead)
         if hit is not None:
             c.cache_hits += 1
             c.served += 1
