@@ -295,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     ap.add_argument("--limit", type=int, default=None, help="the first N cases only")
+    ap.add_argument("--every", type=int, default=1, metavar="N",
+                    help="every N-th case only (a stable subsample spanning every repository)")
     ap.add_argument("--model", default=None)
     ap.add_argument("--device", default=None)
     ap.add_argument("--threads", type=int, default=None)
@@ -302,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
     header, records = load_records(args.cases)
-    work = [(rec, c) for rec in records for c in rec["cases"]][: args.limit]
+    work = [(rec, c) for rec in records for c in rec["cases"]][:: args.every][: args.limit]
     ls = start_daemon(args)
     results: list[CaseResult] = []
     try:
@@ -333,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "next_edit_v2",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads},
-        "model": args.model or "embedded", "cases_file": str(args.cases), "source_repos": header.get("repos"),
+        "model": args.model or "embedded", "cases_file": str(args.cases), "every": args.every, "source_repos": header.get("repos"),
         "overall": overall, "by_language": langs, "by_kind": kinds,
         "responses_not_exactly_one": duplicates,
         "cases": [r.__dict__ for r in results],
