@@ -33,11 +33,12 @@ import gzip
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.jsonrpc_client import LspProcess, RpcError
@@ -53,11 +54,7 @@ KINDS = ("rename", "signature", "repeat", "complete-line", "import", "other")
 
 # ---------------------------------------------------------------------------- text bookkeeping
 def line_starts(text: str) -> list[int]:
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
+    return [0, *(m.end() for m in re.finditer("\n", text))]
 
 
 def position(text: str, offset: int) -> dict:

@@ -16,6 +16,7 @@ from typing import Any
 
 from mercury_lsp.next_edit.detect import _inserted_index, _Sig, _signatures, identifier_change
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, _check
+from mercury_lsp.next_edit.repeat import fresh_name, scope_of
 from mercury_lsp.next_edit.text import _ident_char, diff_region
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
@@ -306,6 +307,8 @@ def _rename_candidates(parsed: list[_Parsed], home: _Parsed) -> list[Candidate]:
         if change is None:
             continue
         start, old, new = change
+        if not fresh_name(new, home.doc, scope_of(home, start)):  # in use already: not a rename
+            continue
         bs = home.b.byte(start)
         node = home.tree.root_node.descendant_for_byte_range(bs, bs + len(new.encode("utf-8")))
         if node is None or home.b.node_text(node) != new:

@@ -4,14 +4,18 @@ the location search (scopes) read."""
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.next_edit.text import LineIndex
 from mercury_lsp.syntax import Grammars
 
+NON_ASCII = re.compile(r"[^\x00-\x7f]")
 PY_PARAM_WRAPPERS = ("default_parameter", "typed_parameter", "typed_default_parameter",
                      "list_splat_pattern", "dictionary_splat_pattern")
 
@@ -23,17 +27,24 @@ class _Bytes:
         self.text = text
         self.data = text.encode("utf-8")
         self.ascii = len(self.data) == len(text)
-        if not self.ascii:
-            self._char_of: list[int] = []
-            for i, ch in enumerate(text):
-                self._char_of.extend([i] * len(ch.encode("utf-8")))
-            self._char_of.append(len(text))
+        if not self.ascii:  # the non-ASCII characters: where they are and their extra bytes
+            self._wide = [m.start() for m in NON_ASCII.finditer(text)]
+            self._extra = [len(text[i].encode("utf-8")) - 1 for i in self._wide]
+            self._extra_before = [0, *accumulate(self._extra)]
+            self._wide_byte = [i + self._extra_before[j] for j, i in enumerate(self._wide)]
 
     def char(self, b: int) -> int:
-        return b if self.ascii else self._char_of[b]
+        if self.ascii:
+            return b
+        j = bisect_right(self._wide_byte, b)
+        if j and b <= self._wide_byte[j - 1] + self._extra[j - 1]:
+            return self._wide[j - 1]  # inside (or at) a multi-byte character
+        return b - self._extra_before[j]
 
     def byte(self, c: int) -> int:
-        return c if self.ascii else len(self.text[:c].encode("utf-8"))
+        if self.ascii:
+            return c
+        return c + self._extra_before[bisect_left(self._wide, c)]
 
     def node_text(self, node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
