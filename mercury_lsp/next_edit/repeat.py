@@ -29,17 +29,14 @@ import re
 from dataclasses import dataclass
 
 from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
+from mercury_lsp.next_edit.rules import CONTEXT_TOKENS, TOKEN, Rule, generalise, line_bounds, rules_from_edit
 from mercury_lsp.next_edit.text import diff_region
-from mercury_lsp.next_edit.tree import _Parsed
+from mercury_lsp.next_edit.tree import ParsedDoc
 
-TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|\S")
-IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
-CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
 MAX_SITES = 6  # a rule matching more places than this is not specific enough to offer
 MAX_RESULTS = 8  # edits offered per request from repeated-edit rules
-HISTORY_EDITS = 2
-MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')  # the newest edits read as examples
+HISTORY_EDITS = 2  # the newest edits read as examples
 # Node types (any grammar) whose identifiers are not code: comments and string contents.
 NON_CODE = ("comment", "line_comment", "block_comment", "string", "string_content", "string_fragment",
             "interpreted_string_literal", "raw_string_literal", "template_string", "string_literal")
@@ -58,122 +55,6 @@ ANCHOR_BONUS = 0.05
 OTHER_DOCUMENT_PENALTY = 0.3  # a public rename across files ranks below in-file edits
 
 
-@dataclass(frozen=True)
-class Tok:
-    text: str
-    start: int
-    end: int
-
-
-def tokenize(text: str, lo: int = 0, hi: int | None = None) -> list[Tok]:
-    return [Tok(m.group(), m.start(), m.end()) for m in TOKEN.finditer(text, lo, len(text) if hi is None else hi)]
-
-
-@dataclass(frozen=True)
-class Rule:
-    lead: tuple[str, ...]  # anchor before the change
-    deleted: tuple[str, ...]
-    trail: tuple[str, ...]  # anchor after the change
-    inserted: str  # the new text exactly as the user wrote it (between the anchors)
-    indent: str  # indentation of the example's first changed line (to re-indent multi-line text)
-    edit_span: tuple[int, int]  # where the example's new text is in the current document
-
-    @property
-    def is_rename(self) -> bool:
-        new = self.inserted.strip()
-        return (len(self.deleted) == 1 and IDENT.match(self.deleted[0]) is not None
-                and IDENT.match(new) is not None and new != self.deleted[0])
-
-    @property
-    def pattern_chars(self) -> int:
-        return sum(len(t) for t in self.lead + self.deleted + self.trail)
-
-
-def _line_bounds(text: str, lo: int, hi: int) -> tuple[int, int]:
-    start = text.rfind("\n", 0, lo) + 1
-    end = text.find("\n", hi)
-    return start, len(text) if end < 0 else end
-
-
-def rules_from_edit(before: str, after: str) -> list[Rule]:
-    """The token-level changes of one edit (``before`` -> ``after``), anchored on their lines."""
-    import difflib
-
-    p, eb, ea = diff_region(before, after)
-    if p == eb == ea:
-        return []
-    bl, bh = _line_bounds(before, p, eb)
-    al, ah = _line_bounds(after, p, ea)
-    ta, tb = tokenize(before, bl, bh), tokenize(after, al, ah)
-    ops = difflib.SequenceMatcher(None, [t.text for t in ta], [t.text for t in tb], autojunk=False).get_opcodes()
-    rules = []
-    for i1, i2, j1, j2 in _merge_changes([o for o in ops if o[0] != "equal"], ta, tb):
-        here = ta[i1].start if i1 < len(ta) else (ta[i1 - 1].end if i1 else bl)
-        there = ta[i2 - 1].end if i2 > i1 else here
-        lead = [t for t in ta[max(0, i1 - CONTEXT_TOKENS):i1] if "\n" not in before[t.end:here]]
-        trail = [t for t in ta[i2:i2 + CONTEXT_TOKENS] if "\n" not in before[there:t.start]]
-        if not lead and not trail:
-            continue
-        if i1 == i2 and (not lead or not trail or "\n" in after[tb[j1].start:tb[j2 - 1].end]):
-            continue  # an insertion repeats only between the same two anchors, within a line
-        # the inserted text spans from the end of the lead anchor to the start of the trail anchor
-        s = tb[j1 - 1].end if lead and j1 > 0 else (tb[j1].start if j1 < len(tb) else ah)
-        e = tb[j2].start if trail and j2 < len(tb) else (tb[j2 - 1].end if j2 > 0 else s)
-        line_start = after.rfind("\n", 0, s) + 1
-        indent = after[line_start:len(after[line_start:]) - len(after[line_start:].lstrip(" \t")) + line_start]
-        rules.append(Rule(tuple(t.text for t in lead), tuple(t.text for t in ta[i1:i2]),
-                          tuple(t.text for t in trail), after[s:e], indent, (s, e)))
-    return rules
-
-
-def _merge_changes(ops, ta: list[Tok], tb: list[Tok]) -> list[tuple[int, int, int, int]]:
-    """The changes of one edit, those at most ``MERGE_GAP`` tokens apart merged into one — unless
-    every change swaps one identifier for another consistently (a rename, kept per occurrence)."""
-    spans = [(i1, i2, j1, j2) for _, i1, i2, j1, j2 in ops]
-    mapping: dict[str, str] = {}
-    renames = all(i2 - i1 == 1 and j2 - j1 == 1 and IDENT.match(ta[i1].text) and IDENT.match(tb[j1].text)
-                  and mapping.setdefault(ta[i1].text, tb[j1].text) == tb[j1].text for i1, i2, j1, j2 in spans)
-    if renames or not spans:
-        return spans
-    merged = [spans[0]]
-    for i1, i2, j1, j2 in spans[1:]:
-        a1, a2, b1, b2 = merged[-1]
-        if i1 - a2 <= MERGE_GAP:
-            merged[-1] = (a1, i2, b1, j2)
-        else:
-            merged.append((i1, i2, j1, j2))
-    return merged
-
-
-def generalise(newest: list[Rule], older: list[Rule]) -> list[Rule]:
-    """Rules of the newest edit; where the edit before it made the same change (same deleted
-    tokens, same inserted text) under another anchor, the anchor is cut to what both share."""
-    out = []
-    for r in newest:
-        for o in older:
-            if o.deleted == r.deleted and o.inserted.strip() == r.inserted.strip() and (o.lead, o.trail) != (r.lead, r.trail):
-                lead = _common_suffix(r.lead, o.lead)
-                trail = _common_prefix(r.trail, o.trail)
-                r = Rule(lead, r.deleted, trail, r.inserted, r.indent, r.edit_span)
-                break
-        out.append(r)
-    return out
-
-
-def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    while n < min(len(a), len(b)) and a[len(a) - 1 - n] == b[len(b) - 1 - n]:
-        n += 1
-    return a[len(a) - n:]
-
-
-def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
-
-
 # ---------------------------------------------------------------------------- sites
 @dataclass
 class Site:
@@ -185,7 +66,7 @@ class Site:
     rename: bool
 
 
-def _non_code(parsed: _Parsed | None, start: int) -> bool:
+def _non_code(parsed: ParsedDoc | None, start: int) -> bool:
     if parsed is None:
         return False
     b = parsed.b.byte(start)
@@ -197,7 +78,7 @@ def _non_code(parsed: _Parsed | None, start: int) -> bool:
     return False
 
 
-def scope_of(parsed: _Parsed | None, start: int) -> tuple[int, int] | None:
+def scope_of(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
     """Code-point span of the innermost function enclosing ``start`` (None: module level)."""
     if parsed is None:
         return None
@@ -250,7 +131,7 @@ def _word(ch: str) -> bool:
     return ch.isalnum() or ch in "_$"
 
 
-def _match_sites(rule: Rule, doc: DocState, parsed: _Parsed | None, in_code: bool) -> list[Site]:
+def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: bool) -> list[Site]:
     one_line = "\n" not in rule.inserted
     rx = _pattern_regex(rule.lead, rule.deleted, rule.trail, one_line)
     text = doc.text
@@ -281,13 +162,13 @@ def _backed_off(rule: Rule):
             yield Rule(lead, rule.deleted, trail, rule.inserted, rule.indent, rule.edit_span)
 
 
-def _renames_binding(rule: Rule, home: DocState, parsed: _Parsed | None) -> bool:
+def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bool:
     """A rename gives a name a *new* name (``fresh_name``), and the old one is gone from the
     edited line."""
     old, new = rule.deleted[0], rule.inserted.strip()
     if old == "_" or not fresh_name(new, home, scope_of(parsed, rule.edit_span[0])):
         return False
-    lo, hi = _line_bounds(home.text, *rule.edit_span)
+    lo, hi = line_bounds(home.text, *rule.edit_span)
     return not word_in(old, home.text[lo:hi])
 
 
@@ -300,7 +181,7 @@ def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
     if scope is None:
         return not word_in(new, oldest)
     p, _, ea = diff_region(oldest, home.text)
-    p, ea = _line_bounds(home.text, p, ea)
+    p, ea = line_bounds(home.text, p, ea)
     lo, hi = scope
     outside = home.text[lo:max(lo, min(p, hi))] + "\n" + home.text[min(max(ea, lo), hi):hi]
     return not word_in(new, outside)
@@ -315,7 +196,7 @@ def distinctive(name: str) -> bool:
     return len(name) >= DISTINCTIVE_CHARS and ("_" in name.strip("_") or any(c.isupper() for c in name[1:]))
 
 
-def _binding(parsed: _Parsed | None, text: str, offset: int) -> str:
+def _binding(parsed: ParsedDoc | None, text: str, offset: int) -> str:
     """How the renamed identifier at ``offset`` is bound: "definition" (a function, type, ... name:
     renamed wherever it is used), "local" (a parameter or a declared local: its function only),
     or "use"."""
@@ -334,7 +215,7 @@ def _binding(parsed: _Parsed | None, text: str, offset: int) -> str:
     return "use"
 
 
-def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, _Parsed | None]]) -> list[Site]:
+def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedDoc | None]]) -> list[Site]:
     old, new = rule.deleted[0], rule.inserted.strip()
     home_parsed = next(p for d, p in docs if d is home)
     at = rule.edit_span[0] + (len(rule.inserted) - len(rule.inserted.lstrip()))
@@ -365,7 +246,7 @@ def _newest_edits(query: NextEditQuery) -> tuple[DocState, list[tuple[str, str]]
     return home, [(texts[i + 1], texts[i]) for i in range(min(HISTORY_EDITS, len(texts) - 1))]
 
 
-def repeated_edits(query: NextEditQuery, parsed: list[_Parsed]) -> list[Prediction]:
+def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Prediction]:
     """Predictions from the user's last edit(s) generalised into rules (module docstring)."""
     newest = _newest_edits(query)
     if newest is None:
