@@ -291,6 +291,8 @@ def build(repos: list[tuple[str, Path, str]], total: int) -> list[dict]:
                     taken += len(rec["cases"])
         python_repos += any(r["language"] == "python" for r in chosen if r["repo"] == name)
     python = [r for r in chosen if r["language"] == "python"]
+    if len(python) == len(chosen):
+        return chosen  # a Python-only build (a test): no other language to balance
     cap = int(PYTHON_SHARE * sum(len(r["cases"]) for r in chosen))
     while sum(len(r["cases"]) for r in python) > cap:
         victim = python.pop()
