@@ -55,6 +55,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     refill_slack_tokens: Annotated[int, Meta(ge=0, le=64)] = 4  # mask positions beyond the expected text
     window_fill: Annotated[float, Meta(gt=0.0, le=1.0)] = 0.8  # share of the context a refill window may use
     model_min_confidence: UnitFloat = 0.6  # a free model refill (not the user's text) needs this
+    # Model-only path when no rule or syntax ties a location: off by default — on the real-history
+    # benchmark (benchmarks/next_edit_v2.py) it found no location in 61 cases and cost seconds each.
+    model_fallback: bool = False
     drop_min_confidence: UnitFloat = 0.5  # model-only path: keep a refill this confident
     drop_ratio: UnitFloat = 0.2  # model-only path: p(after) < drop_ratio * p(before) ...
     drop_max_probability: UnitFloat = 0.05  # ... and p(after) below this

@@ -110,7 +110,7 @@ class StatsResult(msgspec.Struct, rename="camel", kw_only=True):
 NEXT_EDIT_REQUEST = "mercury/nextEdit"
 COPILOT_INLINE_EDIT_REQUEST = "textDocument/copilotInlineEdit"
 APPLY_EDITS_COMMAND = "mercury.applyEdits"
-EditKind = Literal["rename", "signature", "model"]
+EditKind = Literal["rename", "signature", "model", "repeat", "complete", "import"]
 EditSource = Literal["model", "scored", "syntax"]
 
 

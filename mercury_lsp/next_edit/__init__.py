@@ -23,7 +23,8 @@ Pipeline (runs on the engine worker; no LSP types here):
 4. **Check** — edits that add parse errors are dropped; the rest are ranked by confidence.
 
 Modules: ``detect`` (1), ``locate`` (2), ``refill`` (3), ``pipeline`` (4, ``predict`` running
-1-4 and ``to_result``); shared by them: ``query`` (inputs, outputs and the engine surface),
+1-4 and ``to_result``), ``repeat`` (repeated-edit synthesis beside 1-2, any language: the last
+one or two edits read as token rules by ``rules`` and offered at every matching site); shared by them: ``query`` (inputs, outputs and the engine surface),
 ``text`` (diffs, identifiers) and ``tree`` (tree-sitter helpers; lines, bytes and positions come
 from ``mercury_lsp.text``). Around the pipeline: ``service`` (``NextEditService``, one per
 connection: query, cache, checks before applying), ``handlers`` (the LSP requests) and

@@ -16,6 +16,7 @@ from typing import Any
 
 from mercury_lsp.next_edit.detect import Signature, identifier_change, inserted_index, signatures
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
+from mercury_lsp.next_edit.repeat import fresh_name, scope_of
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
@@ -308,6 +309,8 @@ def _rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candida
         if change is None:
             continue
         start, old, new = change
+        if not fresh_name(new, home.doc, scope_of(home, start)):  # in use already: not a rename
+            continue
         bs = home.b.byte(start)
         node = home.tree.root_node.descendant_for_byte_range(bs, bs + len(new.encode("utf-8")))
         if node is None or home.b.node_text(node) != new:

@@ -13,6 +13,7 @@ from mercury_lsp import __version__
 from mercury_lsp.next_edit.locate import drop_candidates, find_candidates
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
+from mercury_lsp.next_edit.repeat import repeated_edits
 from mercury_lsp.next_edit.text import apply_edits
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextPosition, TextRange
@@ -61,9 +62,12 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     t1 = time.perf_counter()
     check_cancelled(cancel)
     checked, rest = cands[: opts.max_model_candidates], cands[opts.max_model_candidates:]
+    repeats = repeated_edits(query, parsed)
+    if any(c.kind == "rename" for c in cands):  # the scope-aware rename search found the sites
+        repeats = [r for r in repeats if r.kind != "rename"]
     if model is None:
         checked, rest = [], cands
-    elif not cands:
+    elif not cands and not repeats and opts.model_fallback:
         checked = drop_candidates(model, query, parsed, cancel)
     preds = predict_with_model(model, query, checked, parsed, grammars, cancel) if checked else []
     preds += [Prediction(c.uri, c.start, c.end, c.expected, 0.0,
@@ -71,6 +75,8 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
                          f"nearest locations)" if model is not None else c.reason,
                          c.kind, "syntax", c.old_text)
               for c in rest if c.expected is not None]
+    preds += [r for r in repeats if not any(p.uri == r.uri and p.start < r.end and r.start < p.end
+                                            or (p.uri, p.start, p.end) == (r.uri, r.start, r.end) for p in preds)]
     preds = [p for p in preds if p.new_text != p.old_text]
     preds = _keep_parsing(preds, parsed, grammars)
     cursor_doc = query.cursor_uri

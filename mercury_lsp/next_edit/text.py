@@ -15,15 +15,35 @@ def is_ident_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+def _common_prefix(a: str, b: str, limit: int) -> int:
+    """Length of the common prefix of ``a`` and ``b`` (at most ``limit``): binary search, the
+    slices compare in C (a per-character loop took ~40 ms on a 60 kB file)."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def diff_region(before: str, after: str) -> tuple[int, int, int]:
     """(start, end in ``before``, end in ``after``) of the smallest changed region."""
     n = min(len(before), len(after))
-    p = 0
-    while p < n and before[p] == after[p]:
-        p += 1
-    s = 0
-    while s < n - p and before[len(before) - 1 - s] == after[len(after) - 1 - s]:
-        s += 1
+    p = _common_prefix(before, after, n)
+    s = _common_suffix(before, after, n - p)
     return p, len(before) - s, len(after) - s
 
 

@@ -13,6 +13,7 @@ from mercury_lsp.engine_client import CancelToken, EngineCancelled
 from mercury_lsp.next_edit import (
     DocState,
     EngineEdits,
+    NextEditOptions,
     NextEditQuery,
     apply_edits,
     identifier_change,
@@ -44,9 +45,10 @@ y = area(3, 4)
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def run(after: str, before: str, *others: DocState, model=None, uri="file:///a.py", cursor=0):
+def run(after: str, before: str, *others: DocState, model=None, uri="file:///a.py", cursor=0,
+        options: NextEditOptions | None = None):
     docs = (DocState(uri, after, grammar_for("", uri), 7, (before,), 1.0), *others)
-    q = NextEditQuery(docs, uri, cursor)
+    q = NextEditQuery(docs, uri, cursor, options=options or NextEditOptions())
     return predict(q, model, G), q
 
 
@@ -184,21 +186,24 @@ def test_model_only_path_takes_tokens_whose_likelihood_dropped():
     src = "x = 1  # plain\nvalue = old_thing + 2\n"
     after = src.replace("plain", "edited")
     model = ScriptedModel("old_thing", "new_thing", 0.9)
-    out, _ = run(after, src, model=model)
+    assert run(after, src, model=model)[0].predictions == [] and model.calls == []  # off by default
+    fallback = NextEditOptions(model_fallback=True)
+    out, _ = run(after, src, model=model, options=fallback)
     assert model.calls == ["scores", "scores", "refill"]
     assert [(p.old_text, p.new_text, p.kind, p.source) for p in out.predictions] == [
         ("old_thing", "new_thing", "model", "model")]
     assert "became unlikely" in out.predictions[0].reason
     unsure = ScriptedModel("old_thing", "new_thing", 0.2)  # not confident: nothing suggested
-    assert run(after, src, model=unsure)[0].predictions == []
+    assert run(after, src, model=unsure, options=fallback)[0].predictions == []
 
 
 def test_edits_that_break_the_parse_are_dropped():
     src = "def f(a):\n    b = a  # plain\n    return b + 1\n"
     after = src.replace("plain", "edited")
-    out, _ = run(after, src, model=ScriptedModel("b", "c", 0.99))
+    fallback = NextEditOptions(model_fallback=True)
+    out, _ = run(after, src, model=ScriptedModel("b", "c", 0.99), options=fallback)
     assert renamed(after, out.predictions) == after.replace("b", "c")  # parses: kept
-    out, _ = run(after, src, model=ScriptedModel("b", "(((", 0.99))
+    out, _ = run(after, src, model=ScriptedModel("b", "(((", 0.99), options=fallback)
     assert out.predictions == []  # would not parse: dropped
 
 

@@ -1,0 +1,318 @@
+"""Repeated-edit synthesis: generalise the user's last edit(s) and offer it at matching sites.
+
+After the after-the-fact style of IntelliCode's repeated edits (Miltner et al., OOPSLA 2019):
+the newest edit of the most recently edited document (and the one before it) is read as
+token-level changes — each a run of deleted tokens replaced by a run of inserted ones, with up
+to ``CONTEXT_TOKENS`` unchanged tokens of the same line on each side as its anchor. A *rule* is
+one such change. Tokens are words (identifiers, numbers) and single punctuation characters, so
+a rule does not depend on spacing.
+
+* **rename rule** — one identifier replaced by another: every remaining occurrence of the old
+  identifier (as a whole token, outside comments and strings) in the edited binding's scope —
+  the enclosing function when the old name still occurs there, else the whole document — and,
+  as a separate lower-ranked group, in the other open documents of the same language;
+* **pattern rule** — anything else: every other place in the open documents whose tokens read
+  ``anchor-before + deleted + anchor-after`` gets the deleted run replaced by the inserted text
+  (re-indented for multi-line text). When the last two edits are the same change at different
+  anchors, the anchors are intersected, which is the generalisation step.
+
+A rule must be specific: its pattern has at least ``MIN_PATTERN_CHARS`` non-blank characters,
+and a rule matching more than ``MAX_SITES`` places is dropped as too generic. Sites are ranked
+by the length of the anchor they matched (structural similarity), the cursor's document first,
+then by distance to the cursor. The syntax guard (``pipeline._keep_parsing``) runs on them like
+on every other edit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
+from mercury_lsp.next_edit.rules import CONTEXT_TOKENS, TOKEN, Rule, generalise, line_bounds, rules_from_edit
+from mercury_lsp.next_edit.text import diff_region
+from mercury_lsp.next_edit.tree import ParsedDoc
+
+MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
+MAX_SITES = 6  # a rule matching more places than this is not specific enough to offer
+MAX_RESULTS = 8  # edits offered per request from repeated-edit rules
+HISTORY_EDITS = 2  # the newest edits read as examples
+# Node types (any grammar) whose identifiers are not code: comments and string contents.
+NON_CODE = ("comment", "line_comment", "block_comment", "string", "string_content", "string_fragment",
+            "interpreted_string_literal", "raw_string_literal", "template_string", "string_literal")
+# Node types (any grammar) that open a function scope.
+FUNCTION_SCOPES = ("function_definition", "function_declaration", "method_declaration", "function_item",
+                   "arrow_function", "method_definition", "function_expression", "closure_expression",
+                   "func_literal", "lambda", "function")
+DECLARATION_LOOKBACK = 40  # characters before a renamed identifier read for a declaring keyword
+DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "struct", "enum", "trait",
+                                 "interface", "type", "mod", "impl"))
+LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
+DISTINCTIVE_CHARS = 6
+RENAME_CONFIDENCE = 0.8
+PATTERN_CONFIDENCE = 0.5  # plus ANCHOR_BONUS per anchor token matched
+ANCHOR_BONUS = 0.05
+OTHER_DOCUMENT_PENALTY = 0.3  # a public rename across files ranks below in-file edits
+
+
+# ---------------------------------------------------------------------------- sites
+@dataclass
+class Site:
+    doc: DocState
+    start: int
+    end: int
+    new_text: str
+    anchor: int  # anchor tokens matched
+    rename: bool
+
+
+def _non_code(parsed: ParsedDoc | None, start: int) -> bool:
+    if parsed is None:
+        return False
+    b = parsed.b.byte(start)
+    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
+    while node is not None:
+        if node.type in NON_CODE:
+            return True
+        node = node.parent
+    return False
+
+
+def scope_of(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
+    """Code-point span of the innermost function enclosing ``start`` (None: module level)."""
+    if parsed is None:
+        return None
+    b = parsed.b.byte(start)
+    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
+    while node is not None and node.type not in FUNCTION_SCOPES:
+        node = node.parent
+    if node is None:
+        return None
+    return parsed.b.char(node.start_byte), parsed.b.char(node.end_byte)
+
+
+def _reindent(text: str, example_indent: str, site_indent: str) -> str:
+    if "\n" not in text or example_indent == site_indent:
+        return text
+    lines = text.split("\n")
+    fixed = [lines[0]]
+    for ln in lines[1:]:
+        fixed.append(site_indent + ln[len(example_indent):] if ln.startswith(example_indent) else ln)
+    return "\n".join(fixed)
+
+
+def _pattern_regex(lead: tuple[str, ...], deleted: tuple[str, ...], trail: tuple[str, ...],
+                   one_line: bool) -> re.Pattern:
+    """Tokens in order, any spacing between them (none inside a line when ``one_line``); groups:
+    lead, deleted, trail."""
+    gap = r"[ \t]*" if one_line else r"\s*"
+
+    def seq(tokens: tuple[str, ...], prev: str) -> str:
+        out = []
+        for t in tokens:
+            sep = gap if out or prev else ""
+            if prev and _word(prev[-1]) and _word(t[0]):
+                sep = r"[ \t]+" if one_line else r"\s+"
+            out.append(sep + re.escape(t))
+            prev = t
+        return "".join(out)
+
+    first = (lead + deleted + trail)[0]
+    head = r"(?<![\w$])" if _word(first[0]) else ""
+    last = (lead + deleted + trail)[-1]
+    tail = r"(?![\w$])" if _word(last[-1]) else ""
+    lead_re = seq(lead, "")
+    del_re = seq(deleted, lead[-1] if lead else "")
+    trail_re = seq(trail, (deleted or lead)[-1] if deleted or lead else "")
+    return re.compile(f"{head}({lead_re})({del_re})({trail_re}){tail}")
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch in "_$"
+
+
+def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: bool) -> list[Site]:
+    one_line = "\n" not in rule.inserted
+    rx = _pattern_regex(rule.lead, rule.deleted, rule.trail, one_line)
+    text = doc.text
+    out = []
+    for m in rx.finditer(text):
+        s = m.end(1) if rule.lead else m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip()))
+        e = m.start(3) if rule.trail else m.end(2)
+        probe = m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted else s
+        if _non_code(parsed, probe) == in_code:
+            continue
+        line_start = text.rfind("\n", 0, s) + 1
+        line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else len(text)]
+        site_indent = line[:len(line) - len(line.lstrip(" \t"))]
+        out.append(Site(doc, s, e, _reindent(rule.inserted, rule.indent, site_indent),
+                        len(rule.lead) + len(rule.trail), False))
+    return out
+
+
+def _backed_off(rule: Rule):
+    """The rule with shorter anchors, longest first (both sides kept for an insertion)."""
+    seen = set()
+    for n in range(CONTEXT_TOKENS, 0, -1):
+        for lead, trail in ((rule.lead[-n:], rule.trail[:n]), (rule.lead[-n:], rule.trail[:n - 1]),
+                            (rule.lead[len(rule.lead) - n + 1:] if n > 1 else (), rule.trail[:n])):
+            if (lead, trail) in seen or (not rule.deleted and not (lead and trail)) or not (lead or trail):
+                continue
+            seen.add((lead, trail))
+            yield Rule(lead, rule.deleted, trail, rule.inserted, rule.indent, rule.edit_span)
+
+
+def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bool:
+    """A rename gives a name a *new* name (``fresh_name``), and the old one is gone from the
+    edited line."""
+    old, new = rule.deleted[0], rule.inserted.strip()
+    if old == "_" or not fresh_name(new, home, scope_of(parsed, rule.edit_span[0])):
+        return False
+    lo, hi = line_bounds(home.text, *rule.edit_span)
+    return not word_in(old, home.text[lo:hi])
+
+
+def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
+    """``new`` was not in use before the recent edits — in the enclosing function (``scope``, in the
+    current text) outside the recently edited region, or anywhere in the oldest text of the
+    history when the rename is not inside a function. Otherwise the edit switched to another
+    existing thing (``this.request`` -> ``this.options``): not a rename to follow."""
+    oldest = home.history[-1] if home.history else home.text
+    if scope is None:
+        return not word_in(new, oldest)
+    p, _, ea = diff_region(oldest, home.text)
+    p, ea = line_bounds(home.text, p, ea)
+    lo, hi = scope
+    outside = home.text[lo:max(lo, min(p, hi))] + "\n" + home.text[min(max(ea, lo), hi):hi]
+    return not word_in(new, outside)
+
+
+def word_in(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
+
+
+def distinctive(name: str) -> bool:
+    """A name unlikely to be an ordinary word: long and compound (snake_case or camelCase)."""
+    return len(name) >= DISTINCTIVE_CHARS and ("_" in name.strip("_") or any(c.isupper() for c in name[1:]))
+
+
+def _binding(parsed: ParsedDoc | None, text: str, offset: int) -> str:
+    """How the renamed identifier at ``offset`` is bound: "definition" (a function, type, ... name:
+    renamed wherever it is used), "local" (a parameter or a declared local: its function only),
+    or "use"."""
+    before = TOKEN.findall(text[max(0, offset - DECLARATION_LOOKBACK):offset])
+    if before and before[-1] in DEFINITION_KEYWORDS:
+        return "definition"
+    if before and before[-1] in LOCAL_KEYWORDS:
+        return "local"
+    if parsed is not None:
+        b = parsed.b.byte(offset)
+        node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
+        while node is not None and node.type not in FUNCTION_SCOPES:
+            if "parameter" in node.type:
+                return "local"
+            node = node.parent
+    return "use"
+
+
+def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedDoc | None]]) -> list[Site]:
+    old, new = rule.deleted[0], rule.inserted.strip()
+    home_parsed = next(p for d, p in docs if d is home)
+    at = rule.edit_span[0] + (len(rule.inserted) - len(rule.inserted.lstrip()))
+    binding = _binding(home_parsed, home.text, at)
+    scope = None if binding == "definition" else scope_of(home_parsed, at)
+    member = home.text[:at].rstrip().endswith(".")  # an attribute follows attributes only
+    before = r"(?<![\w$])" if binding == "definition" else r"(?<=\.)\s*" if member else r"(?<![\w$.])"
+    word = re.compile(before + rf"{re.escape(old)}(?![\w$])")
+    anywhere = distinctive(old)  # such a name in a comment or string refers to the identifier
+    occurrences = [(doc, [(m.end() - len(old), m.end()) for m in word.finditer(doc.text)
+                          if anywhere or not _non_code(parsed, m.start())])
+                   for doc, parsed in docs]
+    if scope is not None:
+        home_occ = next(occ for doc, occ in occurrences if doc is home)
+        local = [t for t in home_occ if scope[0] <= t[0] < scope[1]]
+        if local or binding == "local":  # a local binding: its function only
+            occurrences = [(home, local)]
+    return [Site(doc, s, e, new, 0, True) for doc, occ in occurrences for s, e in occ]
+
+
+def _newest_edits(query: NextEditQuery) -> tuple[DocState, list[tuple[str, str]]] | None:
+    """The most recently edited document and its newest edits as (before, after) pairs."""
+    edited = sorted((d for d in query.docs if d.history), key=lambda d: -d.edited_at)
+    if not edited:
+        return None
+    home = edited[0]
+    texts = (home.text, *home.history)
+    return home, [(texts[i + 1], texts[i]) for i in range(min(HISTORY_EDITS, len(texts) - 1))]
+
+
+def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Prediction]:
+    """Predictions from the user's last edit(s) generalised into rules (module docstring)."""
+    newest = _newest_edits(query)
+    if newest is None:
+        return []
+    home, pairs = newest
+    rules = rules_from_edit(pairs[0][0], pairs[0][1])
+    if len(pairs) > 1:
+        rules = generalise(rules, rules_from_edit(pairs[1][0], pairs[1][1]))
+    by_uri = {p.doc.uri: p for p in parsed}
+    grammar = home.grammar
+    docs = [(d, by_uri.get(d.uri)) for d in query.docs
+            if d is home or (grammar is not None and d.grammar == grammar)]
+    home_parsed = by_uri.get(home.uri)
+    sites: list[Site] = []
+    seen_rules = set()
+    for rule in rules:
+        key = (rule.lead, rule.deleted, rule.trail, rule.inserted)
+        if key in seen_rules or not rule.deleted and not rule.inserted.strip():
+            continue
+        seen_rules.add(key)
+        in_code = not _non_code(home_parsed, rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip()))
+        lo, hi = rule.edit_span
+        if "\n" in rule.inserted.strip("\n"):
+            continue  # multi-line text is rarely repeated verbatim
+        if rule.is_rename and not _renames_binding(rule, home, home_parsed):
+            continue
+        if rule.is_rename and (in_code or distinctive(rule.deleted[0])):
+            found = _rename_sites(rule, home, docs)
+            found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
+            if len(found) <= MAX_SITES:
+                sites.extend(found)
+            continue
+        for variant in _backed_off(rule):
+            if variant.pattern_chars < MIN_PATTERN_CHARS:
+                continue
+            found = [s for d, p in docs for s in _match_sites(variant, d, p, in_code)]
+            found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
+            if found:
+                if len(found) <= MAX_SITES:
+                    sites.extend(found)
+                break
+    return _rank(sites, query)
+
+
+def _rank(sites: list[Site], query: NextEditQuery) -> list[Prediction]:
+    out: list[Prediction] = []
+    taken: dict[str, list[tuple[int, int]]] = {}
+    for s in sorted(sites, key=lambda s: (s.doc.uri != query.cursor_uri, -s.anchor,
+                                          abs(s.start - query.cursor))):
+        spans = taken.setdefault(s.doc.uri, [])
+        if any(s.start < e and b < s.end or (s.start == s.end == b) for b, e in spans):
+            continue
+        old = s.doc.text[s.start:s.end]
+        if old == s.new_text:
+            continue
+        spans.append((s.start, s.end))
+        conf = RENAME_CONFIDENCE if s.rename else min(0.95, PATTERN_CONFIDENCE + ANCHOR_BONUS * s.anchor)
+        where = ""
+        if s.doc.uri != query.cursor_uri:
+            conf -= OTHER_DOCUMENT_PENALTY
+            where = " (another document)"
+        what = (f"'{old}' was renamed to '{s.new_text}'" if s.rename
+                else "the same change as the last edit")
+        out.append(Prediction(s.doc.uri, s.start, s.end, s.new_text, round(max(conf, 0.0), 6),
+                              f"repeated edit: {what}{where}", "rename" if s.rename else "repeat",
+                              "syntax", old))
+        if len(out) >= MAX_RESULTS:
+            break
+    return out
