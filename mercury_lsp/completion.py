@@ -29,6 +29,7 @@ from mercury_lsp.config import Settings
 from mercury_lsp.context import CLOSERS, Budget, Window, build_window, is_word_char, leading_ws
 from mercury_lsp.documents import Document, DocumentSnapshot, DocumentStore, PositionEncoding, units_len
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError, EngineSession
+from mercury_lsp.indent import fit_indent
 from mercury_lsp.schema import Counters, InfillOutcome, InfillSpec, SpanKind
 from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard
 
@@ -146,6 +147,7 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
                       single_line=window.kind == "line")
     outcome = session.infill(spec, cancel)
     text = shape(outcome.text, window, settings.context.max_lines)
+    text = fit_indent(text, snap.text[snap.line_start(snap.line_of(cursor)):cursor])
     dropped = False
     if text:
         text, dropped = _finish(text, snap, tree, data, window, settings, grammars)
