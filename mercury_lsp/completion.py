@@ -25,6 +25,7 @@ from functools import partial
 
 from lsprotocol import types as lsp
 
+from mercury_lsp.accept import accepted_command, confident_length
 from mercury_lsp.config import Settings
 from mercury_lsp.context import CLOSERS, Budget, Window, build_window, is_word_char, leading_ws
 from mercury_lsp.documents import Document, DocumentSnapshot, DocumentStore, PositionEncoding, units_len
@@ -128,6 +129,7 @@ class PipelineResult:
     tree: object | None
     seq: int
     guard_dropped: bool
+    confident: int | None = None  # chars of ``text`` before its first low-confidence token
 
 
 def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, settings: Settings,
@@ -146,14 +148,18 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
                       preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
                       single_line=window.kind == "line")
     outcome = session.infill(spec, cancel)
-    text = shape(outcome.text, window, settings.context.max_lines)
-    text = fit_indent(text, snap.text[snap.line_start(snap.line_of(cursor)):cursor])
+    shaped = shape(outcome.text, window, settings.context.max_lines)
+    text = fit_indent(shaped, snap.text[snap.line_start(snap.line_of(cursor)):cursor])
+    confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(text))
     dropped = False
     if text:
         text, dropped = _finish(text, snap, tree, data, window, settings, grammars)
     if text and snap.crlf:
+        confident = None if confident is None else confident + text[:confident].count("\n")
         text = text.replace("\n", "\r\n")
-    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq, dropped)
+    if confident is not None and (confident >= len(text) or not text[:confident].strip()):
+        confident = None
+    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq, dropped, confident)
 
 
 def _finish(text: str, snap: DocumentSnapshot, tree, data: bytes | None, window: Window,
@@ -273,6 +279,7 @@ class Suggestion:
     kind: SpanKind
     version: int
     cached: bool
+    confident: int | None = None  # chars of ``text`` before its first low-confidence token
 
 
 class _Slot:
@@ -387,7 +394,8 @@ class CompletionService:
             c.empty += 1
             return None
         c.served += 1
-        return Suggestion(result.text, cursor, result.replace_end, result.kind, snap.version, cached=False)
+        return Suggestion(result.text, cursor, result.replace_end, result.kind, snap.version, cached=False,
+                          confident=result.confident)
 
     def latency_percentiles(self) -> tuple[float | None, float | None]:
         if not self.latencies:
@@ -407,7 +415,8 @@ def inline_items(doc: Document, s: Suggestion, enc: PositionEncoding) -> lsp.Inl
     text = doc.text
     insert = text[ls:s.cursor] + s.text + text[s.replace_end:le]
     rng = lsp.Range(lsp.Position(line, 0), lsp.Position(line, units_len(text[ls:le], enc)))
-    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(insert_text=insert, range=rng)])
+    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(
+        insert_text=insert, range=rng, command=accepted_command(text[ls:s.cursor], s.text, s.confident, text[s.cursor:le]))])
 
 
 def completion_items(doc: Document, s: Suggestion, enc: PositionEncoding, markdown: bool) -> lsp.CompletionList:

@@ -90,6 +90,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     disabled_languages: list[str] = msgspec.field(default_factory=list)
     syntax_guard: SyntaxGuard = "drop"
     completion_fallback: CompletionFallback = "auto"
+    # "Accept the confident part" stops before the first token the model gave less than this
+    # probability (0.5: the model preferred that token over all others together).
+    min_token_confidence: UnitFloat = 0.5
     next_edit: NextEditOptions = NextEditOptions()  # next-edit suggestions (mercury/nextEdit)
     cache_size: Annotated[int, Meta(ge=0, le=10_000)] = 128
     max_file_bytes: Annotated[int, Meta(ge=1)] = 8 * 1024 * 1024  # larger documents get no suggestions

@@ -325,6 +325,8 @@ def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> Me
 
     from mercury_lsp import next_edit_lsp  # next-edit suggestions (issue #6)
     next_edit_lsp.register(server)
+    from mercury_lsp import accept  # the mercury.accepted command of inline items
+    accept.register(server)
     return server
 
 

@@ -1,10 +1,13 @@
-// "Accept the confident part": the server adds a second inline item holding the suggestion up to
-// its first low-confidence token, marked by this command (run by the client when it is accepted).
-export const CONFIDENT_COMMAND = 'mercury.acceptedConfident';
+// "Accept the confident part": every inline item of mercury-lsp carries the `mercury.accepted`
+// command (run after it is inserted, counted by the server); its argument's `confidentText` is the
+// item cut before the model's first low-confidence token, when the item has one.
+export const ACCEPTED_COMMAND = 'mercury.accepted';
 
-export interface ItemLike { command?: { command: string } | undefined }
+export interface ItemLike { command?: { command: string; arguments?: unknown[] } | undefined }
 
-/** The confident-part item among the inline items, if the server sent one. */
-export function confidentItem<T extends ItemLike>(items: readonly T[]): T | undefined {
-  return items.find((item) => item.command?.command === CONFIDENT_COMMAND);
+/** The confident part of an inline item (same range as the item), if the server marked one. */
+export function confidentText(item: ItemLike | undefined): string | undefined {
+  if (!item?.command || item.command.command !== ACCEPTED_COMMAND) return undefined;
+  const arg = item.command.arguments?.[0] as { confidentText?: unknown } | undefined;
+  return typeof arg?.confidentText === 'string' ? arg.confidentText : undefined;
 }

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, State as ClientState, TransportKind }
   from 'vscode-languageclient/node';
 
-import { CONFIDENT_COMMAND, confidentItem } from './confidence';
+import { ACCEPTED_COMMAND, confidentText } from './confidence';
 import { NextEditModel, NextEditResult, PredictedEdit } from './nextEditModel';
 import { clientOptions, configurationItems, SECTION, serverSettings } from './settings';
 import { fromNotification, State, view } from './status';
@@ -73,9 +73,7 @@ async function start(): Promise<void> {
         const result = await next(document, position, ctx, token);
         const items = Array.isArray(result) ? result : result?.items ?? [];
         lastInline = { uri: document.uri.toString(), version: document.version, items };
-        // The confident-part item is for the accept-confident command, not for cycling.
-        const shown = items.filter((i) => i.command?.command !== CONFIDENT_COMMAND);
-        return Array.isArray(result) || !result ? shown : new vscode.InlineCompletionList(shown);
+        return result;
       },
     },
   };
@@ -129,12 +127,13 @@ async function acceptConfident(): Promise<void> {
   if (!editor || !last || last.uri !== editor.document.uri.toString() || last.version !== editor.document.version) {
     return;
   }
-  const item = confidentItem(last.items);
-  if (!item || !item.range || typeof item.insertText !== 'string') {
+  const item = last.items[0];
+  const confident = confidentText(item);
+  if (!item || !item.range || confident === undefined) {
     await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
     return;
   }
-  const insert = item.insertText;
+  const insert = confident;
   const range = item.range;
   // The item keeps the text after the cursor: the cursor goes to the end of the accepted part.
   const restLen = editor.document.getText(new vscode.Range(editor.selection.active, range.end)).length;
@@ -143,7 +142,7 @@ async function acceptConfident(): Promise<void> {
   if (!(await editor.edit((b) => b.replace(range, insert)))) return;
   const end = editor.document.positionAt(start + insert.length - restLen);
   editor.selection = new vscode.Selection(end, end);
-  await client?.sendRequest('workspace/executeCommand', { command: CONFIDENT_COMMAND, arguments: [] });
+  await client?.sendRequest('workspace/executeCommand', { command: ACCEPTED_COMMAND, arguments: [{ partial: true }] });
 }
 
 // ------------------------------------------------------------------------------ next edit

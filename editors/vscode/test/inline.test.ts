@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { ACCEPTED_COMMAND, confidentText } from '../src/confidence';
 import { CAPABILITIES, startServer } from './server';
 
 // Many places to complete: with the tests' random weights most suggestions are undecodable bytes
@@ -14,7 +15,7 @@ const LINES = ['import os', '', '', 'def add(a, b):', '    return a', '', '', 't
 const TEXT = LINES.join('\n') + '\n';
 const URI = 'file:///tmp/mercury-vscode-test/demo.py';
 
-interface InlineItem { insertText: string; range: { start: { line: number; character: number }; end: { line: number; character: number } } }
+interface InlineItem { insertText: string; command?: { command: string; arguments?: unknown[] }; range: { start: { line: number; character: number }; end: { line: number; character: number } } }
 
 test('inline completion round trip', async () => {
   const server = await startServer({ capabilities: CAPABILITIES,
@@ -37,6 +38,14 @@ test('inline completion round trip', async () => {
     const { line, item } = found;
     assert.deepEqual(item.range, { start: { line, character: 0 }, end: { line, character: LINES[line].length } });
     assert.ok(item.insertText.startsWith(LINES[line]), 'the item starts with the typed line');
+    // The accepted command: the client runs it after inserting; the server counts it.
+    assert.equal(item.command?.command, ACCEPTED_COMMAND);
+    const confident = confidentText(item);
+    assert.ok(confident === undefined || (confident.length < item.insertText.length && confident.startsWith(LINES[line])));
+    await conn.sendRequest('workspace/executeCommand', { command: ACCEPTED_COMMAND, arguments: item.command?.arguments });
+    await conn.sendRequest('workspace/executeCommand', { command: ACCEPTED_COMMAND, arguments: [{ partial: true }] });
+    const stats = await conn.sendRequest<{ counters: { accepted: number; acceptedConfident: number } }>('mercury/stats', {});
+    assert.deepEqual([stats.counters.accepted, stats.counters.acceptedConfident], [2, 1]);
     // The completion menu stays empty for a client that shows ghost text (no duplicates).
     const menu = await conn.sendRequest<{ items: unknown[] }>('textDocument/completion',
       { textDocument: { uri: URI }, position: { line, character: LINES[line].length } });

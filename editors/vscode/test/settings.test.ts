@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { confidentText } from '../src/confidence';
 import { configurationItems, serverSettings } from '../src/settings';
 import { CAPABILITIES, startServer } from './server';
 import { setUserSettings } from './vscode-stub';
@@ -44,4 +45,12 @@ test('the real server takes the synced settings without a message; a bad value i
   } finally {
     await server.close();
   }
+});
+
+test('confidentText reads the confident part of an item', () => {
+  assert.equal(confidentText({ command: { command: 'mercury.accepted', arguments: [{ confidentText: 'x = f(a, ' }] } }),
+    'x = f(a, ');
+  assert.equal(confidentText({ command: { command: 'mercury.accepted', arguments: [{}] } }), undefined);
+  assert.equal(confidentText({ command: { command: 'other', arguments: [{ confidentText: 'x' }] } }), undefined);
+  assert.equal(confidentText({}), undefined);
 });
