@@ -1,0 +1,186 @@
+"""Helix (editors/helix/languages.toml). No `hx` can be installed from the registries this project
+uses (not in Debian 12, PyPI or npm), so the test plays Helix on the wire: a raw JSON-RPC client
+sending Helix's exact initialize request (helix-lsp/src/client.rs at helix-editor/helix 079a789e,
+2026-07-23), `initialized`, the didChangeConfiguration Helix sends with the server's `config`, and
+answering workspace/configuration as Helix does. Helix advertises no inline completion, so the
+suggestion must come through the completion menu, in UTF-8 columns (Helix's first encoding)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+from tests.conftest import PROBE_TEXT, probe_positions, serve_command
+from tests.nvim_harness import ROOT
+
+CONFIG = ROOT / "editors" / "helix" / "languages.toml"
+
+# Helix's default `language-servers` per language (languages.toml at the same commit).
+HELIX_DEFAULTS = {
+    "python": ["ty", "ruff", "jedi", "pylsp", "zuban"], "rust": ["rust-analyzer"],
+    "go": ["gopls", "golangci-lint-lsp"], "javascript": ["typescript-language-server"],
+    "typescript": ["typescript-language-server"], "tsx": ["typescript-language-server"],
+    "jsx": ["typescript-language-server"], "c": ["clangd"], "cpp": ["clangd"], "java": ["jdtls"],
+}
+
+
+def helix_initialize(root: Path, config: dict) -> dict:
+    """Helix's InitializeParams, field for field (None fields are not serialized by Helix)."""
+    uri = root.as_uri()
+    return {
+        "processId": os.getpid(), "workspaceFolders": [{"uri": uri, "name": root.name}], "rootPath": str(root),
+        "rootUri": uri, "initializationOptions": config,
+        "capabilities": {
+            "workspace": {
+                "configuration": True, "didChangeConfiguration": {"dynamicRegistration": False},
+                "workspaceFolders": True, "applyEdit": True, "symbol": {"dynamicRegistration": False},
+                "executeCommand": {"dynamicRegistration": False}, "inlayHint": {"refreshSupport": False},
+                "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"],
+                                  "failureHandling": "abort", "normalizesLineEndings": False},
+                "didChangeWatchedFiles": {"dynamicRegistration": True, "relativePatternSupport": False},
+                "fileOperations": {"willRename": True, "didRename": True},
+            },
+            "textDocument": {
+                "completion": {
+                    "completionItem": {
+                        "snippetSupport": True,
+                        "resolveSupport": {"properties": ["documentation", "detail", "additionalTextEdits"]},
+                        "insertReplaceSupport": True, "deprecatedSupport": True, "tagSupport": {"valueSet": [1]},
+                    },
+                    "completionItemKind": {},
+                },
+                "hover": {"contentFormat": ["markdown"]},
+                "signatureHelp": {"signatureInformation": {
+                    "documentationFormat": ["markdown"], "parameterInformation": {"labelOffsetSupport": True},
+                    "activeParameterSupport": True}},
+                "rename": {"dynamicRegistration": False, "prepareSupport": True, "honorsChangeAnnotations": False},
+                "formatting": {"dynamicRegistration": False},
+                "codeAction": {
+                    "codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+                        "", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite",
+                        "source", "source.organizeImports"]}},
+                    "isPreferredSupport": True, "disabledSupport": True, "dataSupport": True,
+                    "resolveSupport": {"properties": ["edit", "command"]},
+                },
+                "publishDiagnostics": {"versionSupport": True, "tagSupport": {"valueSet": [1, 2]}},
+                "inlayHint": {"dynamicRegistration": False},
+            },
+            "window": {"workDoneProgress": True},
+            "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
+        },
+        "clientInfo": {"name": "helix", "version": "25.07.1 (079a789e)"},
+    }
+
+
+class Wire:
+    """A bare JSON-RPC client over the server's stdio (no code shared with the server)."""
+
+    def __init__(self, cmd: list[str], config: dict) -> None:
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.config = config
+        self.next_id = 0
+        self.notifications: list[dict] = []
+
+    def send(self, msg: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **msg}).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def read(self) -> dict:
+        length = None
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "server closed its output"
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return json.loads(self.proc.stdout.read(length))
+
+    def request(self, method: str, params) -> dict:
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"id": rid, "method": method, "params": params})
+        while True:
+            msg = self.read()
+            if msg.get("id") == rid and "method" not in msg:
+                assert "error" not in msg, msg
+                return msg["result"]
+            self.answer(msg)
+
+    def answer(self, msg: dict) -> None:
+        """Requests from the server answered like Helix (workspace/configuration: the config's section)."""
+        if "id" in msg and "method" in msg:
+            if msg["method"] == "workspace/configuration":
+                result = []
+                for item in msg["params"]["items"]:
+                    value = self.config
+                    for part in (item.get("section") or "").split("."):
+                        value = value.get(part) if part and isinstance(value, dict) else value
+                    result.append(value)
+                self.send({"id": msg["id"], "result": result})
+            else:
+                self.send({"id": msg["id"], "result": None})
+        else:
+            self.notifications.append(msg)
+
+    def notify(self, method: str, params) -> None:
+        self.send({"method": method, "params": params})
+
+    def close(self) -> None:
+        self.request("shutdown", None)
+        self.notify("exit", None)
+        self.proc.wait(timeout=30)
+
+
+def test_languages_toml_adds_mercury_beside_helix_defaults():
+    data = tomllib.loads(CONFIG.read_text())
+    assert data["language-server"]["mercury"]["command"] == "mercury-lsp"
+    assert data["language-server"]["mercury"]["args"] == ["serve"]
+    langs = {entry["name"]: entry["language-servers"] for entry in data["language"]}
+    assert set(langs) == set(HELIX_DEFAULTS)
+    for name, servers in langs.items():
+        assert servers == HELIX_DEFAULTS[name] + ["mercury"], name
+
+
+def test_helix_wire_completion_fallback(tiny_model, tmp_path):
+    config = tomllib.loads(CONFIG.read_text())["language-server"]["mercury"]["config"]
+    config = {**config, "syntaxGuard": "off", "maxTokens": 16}  # the tests' tiny model: short, unguarded
+    wire = Wire(serve_command(), config)
+    try:
+        init = wire.request("initialize", helix_initialize(tmp_path, config))
+        caps = init["capabilities"]
+        assert caps["positionEncoding"] == "utf-8"
+        assert caps["completionProvider"]["triggerCharacters"]
+        wire.notify("initialized", {})
+        wire.notify("workspace/didChangeConfiguration", {"settings": config})
+        uri = (tmp_path / "demo.py").as_uri()
+        wire.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0,
+                                                               "text": PROBE_TEXT}})
+        while not any(n.get("method") == "mercury/status" and n["params"]["state"] == "ready"
+                      for n in wire.notifications):
+            wire.answer(wire.read())
+        found = None
+        for line, col in probe_positions():
+            result = wire.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                             "position": {"line": line, "character": col}})
+            if result and result["items"]:
+                found = (line, col, result)
+                break
+        assert found, "no completion item at any probe position"
+        line, col, result = found
+        item = result["items"][0]
+        assert result["isIncomplete"] is True and item["detail"] == "mercury"
+        edit = item["textEdit"]
+        assert edit["range"]["start"]["line"] == line and edit["range"]["end"] == {"line": line, "character": col}
+        typed = PROBE_TEXT.split("\n")[line][edit["range"]["start"]["character"]:col]
+        assert edit["newText"].startswith(typed) and len(edit["newText"]) > len(typed)
+        assert item["filterText"].startswith(typed)
+        # Nothing shown to the user at start-up (no window/showMessage).
+        assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
+    finally:
+        wire.close()
