@@ -177,7 +177,9 @@ TAB jumps to the next one, then accepts it; C-g dismisses them."
                              actions)))
     (if (null action)
         (progn (when (called-interactively-p 'interactive) (message "mercury: no predicted edits")) nil)
-      (eglot--apply-workspace-edit (plist-get action :edit))
+      (if (fboundp 'eglot-execute)       ; eglot >= 1.14 (Emacs 29+): applies a code action
+          (eglot-execute (mercury--server) action)
+        (eglot--apply-workspace-edit (plist-get action :edit)))
       (mercury-next-edit-dismiss)
       (plist-get action :title))))
 
