@@ -15,15 +15,16 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from engine.options import Preset
+
 log = logging.getLogger(__name__)
 
 # Keys editor clients keep in the same "mercury" section for themselves (the VS Code client's
-# `serverPath` and `trace.server`, an `enable` switch): ignored with a quiet log line, never a
-# warning shown to the user.
+# `serverPath`, `languages` and `trace.server`, an `enable` switch): ignored with a quiet log
+# line, never a warning shown to the user.
 CLIENT_ONLY_KEYS = frozenset({"serverPath", "serverArgs", "enable", "languages", "autoNextEdit", "trace"})
 
-Preset = Literal["fast", "balanced", "quality"]
-Sampler = Literal["auto", "reference", "fast"]
+Sampler = Literal["auto", "reference", "fast"]  # "auto": the engine's default (the fast sampler)
 LogLevel = Literal["error", "warning", "info", "debug"]
 SyntaxGuard = Literal["drop", "off"]
 CompletionFallback = Literal["auto", "always", "never"]
@@ -68,6 +69,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     drop_max_candidates: Annotated[int, Meta(ge=0, le=256)] = 6
     drop_window_chars: Annotated[int, Meta(ge=1, le=100_000)] = 1200  # text scored around the edit (each side)
     score_stride: Annotated[int, Meta(ge=1, le=64)] = 8  # token_scores: spacing of tokens masked together
+    # A request (and the client applying its edits) gives up after this; a cold CPU model
+    # refilling dozens of locations takes seconds, never this long.
+    timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000
 
 
 class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):

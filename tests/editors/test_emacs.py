@@ -8,11 +8,13 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROBE_TEXT, serve_command
-from tests.nvim_harness import ROOT
+from tests.support.server import PROBE_TEXT, serve_command
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 
 EMACS = shutil.which("emacs")
 DRIVER = ROOT / "tests" / "editors" / "mercury_test.el"

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.conftest import PROBE_TEXT, probe_positions, serve_command
-from tests.nvim_harness import NVIM, ROOT, needs_nvim, pynvim
+from tests.support.nvim_harness import NVIM, ROOT, needs_nvim, pynvim
+from tests.support.server import PROBE_TEXT, probe_positions, serve_command
 
 PLUGIN = ROOT / "editors" / "neovim"
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROBE_TEXT, TINY_MODEL_DIR, probe_positions
-from tests.editors.test_helix import Wire
-from tests.nvim_harness import ROOT
+from tests.support.server import PROBE_TEXT, TINY_MODEL_DIR, probe_positions
+from tests.support.wire import Wire
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 
 ZED = ROOT / "editors" / "zed"
 SOURCE = (ZED / "src" / "lib.rs").read_text()
