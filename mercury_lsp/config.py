@@ -9,12 +9,20 @@ every bad field), an unknown field is reported and ignored. Names are camelCase 
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
 
 from engine.options import Preset
+
+log = logging.getLogger(__name__)
+
+# Keys editor clients keep in the same "mercury" section for themselves (the VS Code client's
+# `serverPath`, `languages` and `trace.server`, an `enable` switch): ignored with a quiet log
+# line, never a warning shown to the user.
+CLIENT_ONLY_KEYS = frozenset({"serverPath", "serverArgs", "enable", "languages", "autoNextEdit", "trace"})
 
 Sampler = Literal["auto", "reference", "fast"]  # "auto": the engine's default (the fast sampler)
 LogLevel = Literal["error", "warning", "info", "debug"]
@@ -89,6 +97,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     disabled_languages: list[str] = msgspec.field(default_factory=list)
     syntax_guard: SyntaxGuard = "drop"
     completion_fallback: CompletionFallback = "auto"
+    # "Accept the confident part" stops before the first token the model gave less than this
+    # probability (0.5: the model preferred that token over all others together).
+    min_token_confidence: UnitFloat = 0.5
     next_edit: NextEditOptions = NextEditOptions()  # next-edit suggestions (mercury/nextEdit)
     cache_size: Annotated[int, Meta(ge=0, le=10_000)] = 128
     # Typeahead: while the user types the start of the shown suggestion, answer with its rest at
@@ -133,9 +144,14 @@ def _merge(base: msgspec.Struct, raw: Any, path: str, problems: list[str]) -> ms
         name = f"{path}.{key}" if path else str(key)
         info = fields.get(key) if isinstance(key, str) else None
         if info is None:
-            problems.append(f"{name} (unknown setting)")
+            if not path and key in CLIENT_ONLY_KEYS:
+                log.info("ignored the client-side setting %s", name)
+            else:
+                problems.append(f"{name} (unknown setting)")
             continue
         current = getattr(base, info.name)
+        if isinstance(current, msgspec.Struct) and _empty(value):
+            continue  # an empty section (Lua encodes `{}` as `[]`): nothing to change
         if isinstance(current, msgspec.Struct) and isinstance(value, dict):
             updates[info.name] = _merge(current, value, name, problems)
             continue
@@ -144,6 +160,11 @@ def _merge(base: msgspec.Struct, raw: Any, path: str, problems: list[str]) -> ms
         except msgspec.ValidationError as exc:
             problems.append(f"{name} ({_short(exc)})")
     return msgspec.structs.replace(base, **updates) if updates else base
+
+
+def _empty(raw: Any) -> bool:
+    """No settings: null, or an empty object/array (Lua's `{}` is sent as `[]`)."""
+    return raw is None or (isinstance(raw, dict | list) and not raw)
 
 
 def _short(exc: msgspec.ValidationError) -> str:
@@ -155,13 +176,15 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
     """``base`` (default: the defaults) overlaid with ``raw``; returns (settings, problems).
 
     ``raw`` may be the settings object itself or ``{"mercury": {...}}`` (the section name
-    editors use for workspace configuration). ``None`` means "no settings".
+    editors use for workspace configuration). ``None``, an empty object or array, and an empty
+    ``mercury`` section mean "no settings" (accepted silently).
     """
     base = base or Settings()
-    if raw is None:
+    section = raw.get("mercury", raw) if isinstance(raw, dict) else raw
+    if section is not raw and (_empty(section) or isinstance(section, dict)):
+        raw = section
+    if _empty(raw):
         return base, []
-    if isinstance(raw, dict) and "mercury" in raw and isinstance(raw["mercury"], dict | type(None)):
-        raw = raw["mercury"] or {}
     problems: list[str] = []
     merged = _merge(base, raw, "", problems)
     assert isinstance(merged, Settings)

@@ -88,7 +88,16 @@ class EngineSession:
             text=result.text, tokens=len(result.token_ids), mean_confidence=result.mean_confidence,
             stop_reason=result.stop_reason, steps=result.steps, forwards=result.forwards,
             prompt_tokens=result.prompt_tokens, trimmed=result.trimmed,
-            elapsed_ms=(time.perf_counter() - t0) * 1000)
+            elapsed_ms=(time.perf_counter() - t0) * 1000, confidences=tuple(result.confidences),
+            token_ends=self._token_ends(result.token_ids, result.text))
+
+    def _token_ends(self, ids: list[int], text: str) -> tuple[int, ...]:
+        """Where each token ends in ``text`` (empty when the decoded tokens do not spell it)."""
+        tok = getattr(self._engine, "tokenizer", None)
+        if tok is None or not ids:
+            return ()
+        ends = tuple(len(tok.decode(ids[: i + 1])) for i in range(len(ids)))
+        return ends if text.startswith(tok.decode(ids[: len(ids)])[: len(text)]) else ()
 
 
 class _Worker:

@@ -61,6 +61,9 @@ class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):
     prompt_tokens: int
     trimmed: bool
     elapsed_ms: float
+    # Per generated token: the model's confidence and where the token ends in ``text`` (chars).
+    confidences: tuple[float, ...] = ()
+    token_ends: tuple[int, ...] = ()
 
 
 class EditRecord(msgspec.Struct, kw_only=True):
@@ -94,6 +97,8 @@ class Counters(msgspec.Struct, rename="camel", kw_only=True):
     timeouts: int = 0
     errors: int = 0
     guard_dropped: int = 0
+    accepted: int = 0  # suggestions the user accepted (the client ran mercury.accepted)
+    accepted_confident: int = 0  # of them, only the confident part
 
 
 class StatsResult(msgspec.Struct, rename="camel", kw_only=True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
+from mercury_lsp.completion.accept import accepted_command
 from mercury_lsp.completion.service import Suggestion
 from mercury_lsp.context import is_word_char
 from mercury_lsp.documents import Document, PositionEncoding, units_len
@@ -22,7 +23,8 @@ def inline_items(doc: Document, s: Suggestion, enc: PositionEncoding) -> lsp.Inl
     text = doc.text
     insert = text[ls:s.cursor] + s.text + text[s.replace_end:le]
     rng = lsp.Range(lsp.Position(line, 0), lsp.Position(line, units_len(text[ls:le], enc)))
-    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(insert_text=insert, range=rng)])
+    command = accepted_command(text[ls:s.cursor], s.text, s.confident, text[s.cursor:le])
+    return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(insert_text=insert, range=rng, command=command)])
 
 
 def completion_items(doc: Document, s: Suggestion, enc: PositionEncoding, markdown: bool) -> lsp.CompletionList:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mercury_lsp.completion.accept import confident_length
+from mercury_lsp.completion.indent import fit_indent
 from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance, shape, suffix_overlap
 from mercury_lsp.config import Settings
 from mercury_lsp.context import Budget, Window, build_window
@@ -30,6 +32,7 @@ class PipelineResult:
     tree: object | None
     seq: int
     guard_dropped: bool
+    confident: int | None = None  # chars of ``text`` before its first low-confidence token
 
 
 def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, settings: Settings,
@@ -48,13 +51,18 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
                       preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
                       single_line=window.kind == "line")
     outcome = session.infill(spec, cancel)
-    text = shape(outcome.text, window, settings.context.max_lines)
+    shaped = shape(outcome.text, window, settings.context.max_lines)
+    text = fit_indent(shaped, snap.text[snap.line_start(snap.line_of(cursor)):cursor])
+    confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(text))
     dropped = False
     if text:
         text, dropped = finish(text, snap, tree, data, window, settings, grammars)
     if text and snap.crlf:
+        confident = None if confident is None else confident + text[:confident].count("\n")
         text = text.replace("\n", "\r\n")
-    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq, dropped)
+    if confident is not None and (confident >= len(text) or not text[:confident].strip()):
+        confident = None
+    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq, dropped, confident)
 
 
 def finish(text: str, snap: DocumentSnapshot, tree, data: bytes | None, window: Window,

@@ -42,6 +42,7 @@ class Suggestion:
     kind: SpanKind
     version: int
     cached: bool
+    confident: int | None = None  # chars of ``text`` before its first low-confidence token
 
 
 class _Slot:
@@ -157,7 +158,8 @@ class CompletionService:
             c.empty += 1
             return None
         c.served += 1
-        return Suggestion(result.text, cursor, result.replace_end, result.kind, snap.version, cached=False)
+        return Suggestion(result.text, cursor, result.replace_end, result.kind, snap.version, cached=False,
+                          confident=result.confident)
 
     def latency_percentiles(self) -> tuple[float | None, float | None]:
         if not self.latencies:

@@ -9,6 +9,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from mercury_lsp.completion import Suggestion, completion_items, inline_items
+from mercury_lsp.completion.accept import ACCEPTED_COMMAND
 from mercury_lsp.documents import PositionError
 
 if TYPE_CHECKING:
@@ -49,3 +50,13 @@ def register(server: MercuryServer) -> None:
         if s is None:
             return lsp.CompletionList(is_incomplete=True, items=[])
         return completion_items(ls.docs.get(uri), s, ls.position_encoding, ls.markdown_docs)
+
+    @server.command(ACCEPTED_COMMAND)
+    def accepted(ls, *args) -> None:  # no annotations: pygls resolves them at run time
+        """The client inserted a suggestion (``partial``: only its confident part): counted."""
+        raw = args[0] if args else None
+        first = raw[0] if isinstance(raw, list | tuple) and raw else raw
+        partial = first.get("partial") if isinstance(first, dict) else getattr(first, "partial", False)
+        ls.completions.counters.accepted += 1
+        if partial:
+            ls.completions.counters.accepted_confident += 1

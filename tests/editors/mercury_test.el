@@ -1,0 +1,98 @@
+;;; mercury_test.el --- drives editors/emacs/mercury.el in batch Emacs (tests/editors/test_emacs.py)  -*- lexical-binding: t; -*-
+
+;; Environment: MERCURY_SERVER_CMD (JSON array), MERCURY_DEMO (a Python file with many completion
+;; points), MERCURY_AREA (the rename example).  Prints "PASS <name>" per check; exits 1 on failure.
+
+(require 'cl-lib)
+(require 'json)
+(require 'mercury)
+
+(setq mercury-server-command (json-parse-string (getenv "MERCURY_SERVER_CMD") :array-type 'list))
+(setq mercury-settings '(:syntaxGuard "off" :maxTokens 16))
+(setq eglot-send-changes-idle-time 0)
+(mercury-eglot-setup)
+
+(defun mt-wait (pred seconds)
+  "Process server output until PRED holds or SECONDS pass."
+  (let ((deadline (+ (float-time) seconds)))
+    (while (and (not (funcall pred)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (funcall pred)))
+
+(defun mt-check (name ok &optional detail)
+  (if ok (princ (format "PASS %s\n" name))
+    (princ (format "FAIL %s %s\n--- *Messages*:\n%s\n" name (or detail "")
+                   (with-current-buffer "*Messages*" (buffer-string))))
+    (kill-emacs 1)))
+
+(defun mt-messages ()
+  (with-current-buffer "*Messages*" (buffer-string)))
+
+;; Start-up, as the README says: eglot in a Python buffer.
+(find-file (getenv "MERCURY_DEMO"))
+(python-mode)
+(apply #'eglot (eglot--guess-contact))
+(mt-check "ready" (mt-wait (lambda () (equal mercury-status "ready")) 120))
+(jsonrpc-request (eglot-current-server) :mercury/stats nil) ; earlier server messages are in by now
+(mt-check "silent start-up"
+          (not (string-match-p "Server reports\\|unknown notification\\|invalid settings\\|\\[eglot\\].*[Ee]rror"
+                               (mt-messages))))
+(mercury-mode 1)
+(mt-check "mode line" (equal (mercury-mode-line) " mercury"))
+
+;; Completion at point: the server's suggestion in the completion table; completing inserts it.
+(let ((found nil))
+  (goto-char (point-min))
+  (while (and (not found) (not (eobp)))
+    (end-of-line)
+    (when (> (current-column) 0)
+      (let* ((capf (eglot-completion-at-point))
+             (cands (and capf (all-completions (buffer-substring (nth 0 capf) (nth 1 capf)) (nth 2 capf)))))
+        (when cands (setq found (list (line-number-at-pos) (thing-at-point 'line t) (car cands))))))
+    (forward-line 1))
+  (mt-check "completion candidates" found)
+  (let* ((before (nth 1 found)))
+    (goto-char (point-min)) (forward-line (1- (car found))) (end-of-line)
+    (let ((completion-auto-help nil) (completion-styles '(basic partial-completion emacs22)))
+      (completion-at-point))
+    (mt-check "completion inserted" (not (equal (thing-at-point 'line t) before))
+              (format "line still %S (candidate %S)" before (nth 2 found)))))
+
+;; Next edit: rename the parameter at its definition; TAB jumps to each use, then accepts it.
+(find-file (getenv "MERCURY_AREA"))
+(python-mode)
+(mt-check "managed" (mt-wait (lambda () (eglot-current-server)) 30))
+(goto-char (point-min))
+(search-forward "width")
+(replace-match "w")
+(let ((n (mercury-next-edit)))
+  (mt-check "two predicted edits" (= n 2) (format "%d" n)))
+(mt-check "preview" (and mercury-next-edit-preview-mode
+                         (equal (mapcar (lambda (ov) (overlay-get ov 'after-string)) mercury--overlays) '("w" "w"))))
+(let ((lines nil))
+  (dotimes (_ 4)
+    (mercury-next-edit-accept)
+    (push (line-number-at-pos) lines))
+  (mt-check "jumps and accepts" (equal (nreverse lines) '(2 2 3 3))))
+(mt-check "renamed" (equal (buffer-string)
+                           "def area(w, height):\n    total = w * height\n    return total + w\n")
+          (buffer-string))
+(mt-check "preview closed" (and (null mercury--overlays) (not mercury-next-edit-preview-mode)))
+
+;; The same through eglot's code action, all at once (a fresh copy of the file).  area.py is
+;; closed first: with it open, the server also predicts edits for it from its text before the
+;; rename, at version 1 (reported; eglot refuses them by version, as it should).
+(kill-buffer (current-buffer))
+(find-file (getenv "MERCURY_AREA2"))
+(python-mode)
+(mt-check "managed again" (mt-wait (lambda () (eglot-current-server)) 30))
+(goto-char (point-min))
+(search-forward "width")
+(replace-match "w")
+(mt-check "code action" (string-prefix-p "Apply predicted edits" (or (mercury-apply-predicted-edits) "")))
+(mt-check "renamed by the code action"
+          (equal (buffer-string) "def area(w, height):\n    total = w * height\n    return total + w\n")
+          (buffer-string))
+(mt-check "no errors" (not (string-match-p "Server reports (type=1)\\|\\[eglot\\].*[Ee]rror" (mt-messages))))
+(eglot-shutdown (eglot-current-server))
+(kill-emacs 0)

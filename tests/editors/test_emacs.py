@@ -1,0 +1,51 @@
+"""Emacs (editors/emacs/mercury.el) through eglot, in batch mode with the real Emacs from Debian:
+a silent start-up, completion at point, next edit previewed and accepted with TAB at two
+locations, and the "Apply predicted edits" code action. The checks are in mercury_test.el."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.server import PROBE_TEXT, serve_command
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository
+
+EMACS = shutil.which("emacs")
+DRIVER = ROOT / "tests" / "editors" / "mercury_test.el"
+AREA = "def area(width, height):\n    total = width * height\n    return total + width\n"
+
+
+def _has_eglot() -> bool:
+    if EMACS is None:
+        return False
+    r = subprocess.run([EMACS, "--batch", "--eval", "(kill-emacs (if (require 'eglot nil t) 0 1))"],
+                       capture_output=True, timeout=60)
+    return r.returncode == 0
+
+
+pytestmark = pytest.mark.skipif(not _has_eglot(), reason="emacs with eglot is not installed "
+                                "(./dev setup installs emacs-nox and elpa-eglot with apt-get when run as root)")
+
+
+def test_emacs_eglot_completion_and_next_edit(tiny_model, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "demo.py").write_text(PROBE_TEXT)
+    (proj / "area.py").write_text(AREA)
+    (proj / "area2.py").write_text(AREA)
+    env = {**os.environ, "MERCURY_SERVER_CMD": json.dumps(serve_command()),
+           "MERCURY_DEMO": str(proj / "demo.py"), "MERCURY_AREA": str(proj / "area.py"),
+           "MERCURY_AREA2": str(proj / "area2.py"), "HOME": str(tmp_path)}
+    r = subprocess.run([EMACS, "--batch", "-L", str(ROOT / "editors" / "emacs"), "-l", str(DRIVER)],
+                       cwd=proj, env=env, capture_output=True, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-6000:]
+    for check in ("ready", "silent start-up", "completion inserted", "two predicted edits", "jumps and accepts",
+                  "renamed", "renamed by the code action", "no errors"):
+        assert f"PASS {check}\n" in r.stdout, out[-6000:]

@@ -1,0 +1,124 @@
+"""Helix (editors/helix/languages.toml). No `hx` can be installed from the registries this project
+uses (not in Debian 12, PyPI or npm), so the test plays Helix on the wire: a raw JSON-RPC client
+sending Helix's exact initialize request (helix-lsp/src/client.rs at helix-editor/helix 079a789e,
+2026-07-23), `initialized`, the didChangeConfiguration Helix sends with the server's `config`, and
+answering workspace/configuration as Helix does. Helix advertises no inline completion, so the
+suggestion must come through the completion menu, in UTF-8 columns (Helix's first encoding)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from tests.support.server import PROBE_TEXT, probe_positions, serve_command
+from tests.support.wire import Wire
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository
+
+CONFIG = ROOT / "editors" / "helix" / "languages.toml"
+
+# Helix's default `language-servers` per language (languages.toml at the same commit).
+HELIX_DEFAULTS = {
+    "python": ["ty", "ruff", "jedi", "pylsp", "zuban"], "rust": ["rust-analyzer"],
+    "go": ["gopls", "golangci-lint-lsp"], "javascript": ["typescript-language-server"],
+    "typescript": ["typescript-language-server"], "tsx": ["typescript-language-server"],
+    "jsx": ["typescript-language-server"], "c": ["clangd"], "cpp": ["clangd"], "java": ["jdtls"],
+}
+
+
+def helix_initialize(root: Path, config: dict) -> dict:
+    """Helix's InitializeParams, field for field (None fields are not serialized by Helix)."""
+    uri = root.as_uri()
+    return {
+        "processId": os.getpid(), "workspaceFolders": [{"uri": uri, "name": root.name}], "rootPath": str(root),
+        "rootUri": uri, "initializationOptions": config,
+        "capabilities": {
+            "workspace": {
+                "configuration": True, "didChangeConfiguration": {"dynamicRegistration": False},
+                "workspaceFolders": True, "applyEdit": True, "symbol": {"dynamicRegistration": False},
+                "executeCommand": {"dynamicRegistration": False}, "inlayHint": {"refreshSupport": False},
+                "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"],
+                                  "failureHandling": "abort", "normalizesLineEndings": False},
+                "didChangeWatchedFiles": {"dynamicRegistration": True, "relativePatternSupport": False},
+                "fileOperations": {"willRename": True, "didRename": True},
+            },
+            "textDocument": {
+                "completion": {
+                    "completionItem": {
+                        "snippetSupport": True,
+                        "resolveSupport": {"properties": ["documentation", "detail", "additionalTextEdits"]},
+                        "insertReplaceSupport": True, "deprecatedSupport": True, "tagSupport": {"valueSet": [1]},
+                    },
+                    "completionItemKind": {},
+                },
+                "hover": {"contentFormat": ["markdown"]},
+                "signatureHelp": {"signatureInformation": {
+                    "documentationFormat": ["markdown"], "parameterInformation": {"labelOffsetSupport": True},
+                    "activeParameterSupport": True}},
+                "rename": {"dynamicRegistration": False, "prepareSupport": True, "honorsChangeAnnotations": False},
+                "formatting": {"dynamicRegistration": False},
+                "codeAction": {
+                    "codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+                        "", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite",
+                        "source", "source.organizeImports"]}},
+                    "isPreferredSupport": True, "disabledSupport": True, "dataSupport": True,
+                    "resolveSupport": {"properties": ["edit", "command"]},
+                },
+                "publishDiagnostics": {"versionSupport": True, "tagSupport": {"valueSet": [1, 2]}},
+                "inlayHint": {"dynamicRegistration": False},
+            },
+            "window": {"workDoneProgress": True},
+            "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
+        },
+        "clientInfo": {"name": "helix", "version": "25.07.1 (079a789e)"},
+    }
+
+
+def test_languages_toml_adds_mercury_beside_helix_defaults():
+    data = tomllib.loads(CONFIG.read_text())
+    assert data["language-server"]["mercury"]["command"] == "mercury-lsp"
+    assert data["language-server"]["mercury"]["args"] == ["serve"]
+    langs = {entry["name"]: entry["language-servers"] for entry in data["language"]}
+    assert set(langs) == set(HELIX_DEFAULTS)
+    for name, servers in langs.items():
+        assert servers == HELIX_DEFAULTS[name] + ["mercury"], name
+
+
+def test_helix_wire_completion_fallback(tiny_model, tmp_path):
+    config = tomllib.loads(CONFIG.read_text())["language-server"]["mercury"]["config"]
+    config = {**config, "syntaxGuard": "off", "maxTokens": 16}  # the tests' tiny model: short, unguarded
+    wire = Wire(serve_command(), config)
+    try:
+        init = wire.request("initialize", helix_initialize(tmp_path, config))
+        caps = init["capabilities"]
+        assert caps["positionEncoding"] == "utf-8"
+        assert caps["completionProvider"]["triggerCharacters"]
+        wire.notify("initialized", {})
+        wire.notify("workspace/didChangeConfiguration", {"settings": config})
+        uri = (tmp_path / "demo.py").as_uri()
+        wire.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0,
+                                                               "text": PROBE_TEXT}})
+        while not any(n.get("method") == "mercury/status" and n["params"]["state"] == "ready"
+                      for n in wire.notifications):
+            wire.answer(wire.read())
+        found = None
+        for line, col in probe_positions():
+            result = wire.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                             "position": {"line": line, "character": col}})
+            if result and result["items"]:
+                found = (line, col, result)
+                break
+        assert found, "no completion item at any probe position"
+        line, col, result = found
+        item = result["items"][0]
+        assert result["isIncomplete"] is True and item["detail"] == "mercury"
+        edit = item["textEdit"]
+        assert edit["range"]["start"]["line"] == line and edit["range"]["end"] == {"line": line, "character": col}
+        typed = PROBE_TEXT.split("\n")[line][edit["range"]["start"]["character"]:col]
+        assert edit["newText"].startswith(typed) and len(edit["newText"]) > len(typed)
+        assert item["filterText"].startswith(typed)
+        # Nothing shown to the user at start-up (no window/showMessage).
+        assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
+    finally:
+        wire.close()

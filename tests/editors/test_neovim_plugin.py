@@ -1,0 +1,199 @@
+"""The Neovim plugin (editors/neovim) in a real headless Neovim 0.12, set up as the README says:
+no message at start-up, ghost text shown (256-colour highlight) and accepted with <Tab>, the
+confident-part key, next edit across two locations (Tab jumps, Tab accepts), dismiss, the
+statusline and :checkhealth mercury."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.support.nvim_harness import NVIM, ROOT, needs_nvim, pynvim
+from tests.support.server import PROBE_TEXT, probe_positions, serve_command
+
+PLUGIN = ROOT / "editors" / "neovim"
+
+# The README's setup, with the server command of the tests (tiny model) instead of `mercury-lsp`.
+INIT = """
+vim.opt.rtp:prepend(%(plugin)s)
+vim.cmd('runtime plugin/mercury.lua')
+require('mercury').setup({
+  cmd = vim.json.decode(%(cmd)s),
+  cmd_cwd = %(root)s,
+  root_dir = %(workdir)s,
+  settings = %(settings)s,
+})
+"""
+
+WAIT_READY = "return vim.wait(120000, function() return require('mercury').state == 'ready' end, 50)"
+
+
+@contextmanager
+def plugin_nvim(tmp_path: Path, name: str, text: str, settings: str = "{}") -> Iterator[pynvim.api.Nvim]:
+    workdir = tmp_path / "proj"
+    workdir.mkdir()
+    source = workdir / name
+    source.write_text(text)
+    init = tmp_path / "init.lua"
+    init.write_text(INIT % {"plugin": json.dumps(str(PLUGIN)), "cmd": json.dumps(json.dumps(serve_command())),
+                            "root": json.dumps(str(ROOT)), "workdir": json.dumps(str(workdir)),
+                            "settings": settings})
+    nvim = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "-n", "--clean", "-u", str(init)])
+    try:
+        nvim.command("filetype on")
+        nvim.command(f"edit {source}")
+        assert nvim.exec_lua(WAIT_READY)
+        yield nvim
+    finally:
+        nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_clients(), true)")
+        nvim.close()
+
+
+def _messages(nvim) -> str:
+    # Round trip through the server first: a message it sent at start-up is shown by then.
+    nvim.exec_lua("local c = require('mercury').client(0); c:request_sync('mercury/stats', {}, 10000, 0)")
+    return nvim.exec_lua("return vim.fn.execute('messages')").strip()
+
+
+@needs_nvim
+def test_start_up_is_silent_statusline_and_health(tiny_model, tmp_path):
+    with plugin_nvim(tmp_path, "demo.py", "x = 1\n") as nvim:
+        assert _messages(nvim) == ""
+        assert nvim.exec_lua("return require('mercury').status()") == "mercury"
+        assert nvim.exec_lua("return vim.g.mercury_status") == "ready"
+        nvim.command("checkhealth mercury")
+        report = "\n".join(nvim.current.buffer[:])
+        assert "OK Neovim" in report and "OK model ready" in report and "OK ghost text enabled" in report
+        assert "ERROR" not in report
+        # Ghost text is readable without 'termguicolors': a 256-colour foreground.
+        hl = nvim.exec_lua("return vim.api.nvim_get_hl(0, { name = 'ComplHint', link = false })")
+        assert hl.get("ctermfg") == 244 and hl.get("italic")
+
+
+@needs_nvim
+def test_ghost_text_and_accept(tiny_model, tmp_path):
+    with plugin_nvim(tmp_path, "demo.py", PROBE_TEXT, settings="{ syntaxGuard = 'off', maxTokens = 16 }") as nvim:
+        found = nvim.exec_lua(FIND_POSITION, [list(p) for p in probe_positions()])
+        assert found, "no position with a suggestion"
+        line, col, want = found
+        nvim.command(f"call cursor({line + 1}, {col})")
+        nvim.input("A")
+        shown = nvim.exec_lua(GHOST_TEXT)
+        typed = PROBE_TEXT.split("\n")[line]
+        assert shown is not None and typed + shown == want
+        nvim.input("<Tab>")
+        assert nvim.exec_lua("local want = ...; return vim.wait(5000, function() "
+                             "return vim.api.nvim_get_current_line() == want end, 10)", want)
+        nvim.input("<Esc>")
+        assert _messages(nvim) == ""
+        stats = nvim.exec_lua("return require('mercury').client(0):request_sync('mercury/stats', {}, 10000, 0).result")
+        assert stats["counters"]["accepted"] == 1  # the item's command ran after the insert
+
+
+FIND_POSITION = """
+local positions = ...
+local bufnr = vim.api.nvim_get_current_buf()
+local client = require('mercury').client(bufnr)
+for _, p in ipairs(positions) do
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+                   position = { line = p[1], character = p[2] }, context = { triggerKind = 1 } }
+  local resp = client:request_sync('textDocument/inlineCompletion', params, 10000, bufnr)
+  local items = resp and resp.result and resp.result.items
+  if items and #items > 0 and #items[1].insertText > p[2] + 1 and not items[1].insertText:find('\\n') then
+    return { p[1], p[2], items[1].insertText }
+  end
+end
+return nil
+"""
+
+GHOST_TEXT = """
+local ns = vim.api.nvim_get_namespaces()['nvim.lsp.inline_completion']
+local ok = vim.wait(30000, function()
+  return ns ~= nil and #vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {}) > 0
+end, 20)
+if not ok then return nil end
+local mark = vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true })[1]
+local parts = {}
+for _, chunk in ipairs(mark[4].virt_text) do
+  assert(chunk[2] == 'ComplHint')
+  table.insert(parts, chunk[1])
+end
+return table.concat(parts)
+"""
+
+RENAME_SOURCE = "def area(width, height):\n    total = width * height\n    return total + width\n"
+RENAMED = "def area(w, height):\n    total = w * height\n    return total + w\n"
+
+# Presses <Tab> (normal mode) and waits for what it does: the cursor jumps or the buffer changes.
+TAB_AND_WAIT = """
+local tick, cursor = vim.b.changedtick, vim.api.nvim_win_get_cursor(0)
+vim.api.nvim_feedkeys(vim.keycode('<Tab>'), 'mx', false)
+assert(vim.wait(5000, function()
+  local c = vim.api.nvim_win_get_cursor(0)
+  return vim.b.changedtick ~= tick or c[1] ~= cursor[1] or c[2] ~= cursor[2]
+end, 10), 'Tab did nothing')
+"""
+
+MARKS = """
+return vim.wait(60000, function() return #require('mercury.next_edit').pending(0) == 2 end, 20)
+  and vim.tbl_map(function(e) return { e[1], e[2], e[5] } end, require('mercury.next_edit').pending(0))
+"""
+
+
+@needs_nvim
+def test_next_edit_across_two_locations(tiny_model, tmp_path):
+    with plugin_nvim(tmp_path, "area.py", RENAME_SOURCE) as nvim:
+        buf = nvim.current.buffer
+        nvim.command("call cursor(1, 10)")
+        nvim.input("cww<Esc>")  # leaving insert mode after a change asks for the next edit
+        marks = nvim.exec_lua(MARKS)
+        assert marks == [[1, 12, "w"], [2, 19, "w"]]
+        # Both are drawn: old text struck through (a range), new text inline after it.
+        drawn = nvim.exec_lua("""
+          local ns = vim.api.nvim_get_namespaces()['mercury.next_edit']
+          return vim.tbl_map(function(m) return { m[2], m[4].hl_group, m[4].virt_text[1][1] } end,
+            vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true }))""")
+        assert [(d[0], d[2]) for d in drawn] == [(1, "w"), (2, "w")]
+        assert {d[1] for d in drawn} == {"MercuryNextEditCurrent", "MercuryNextEditOld"}
+        cursors = []
+        for _ in range(4):
+            nvim.exec_lua(TAB_AND_WAIT)
+            cursors.append(tuple(nvim.current.window.cursor))
+        assert cursors[0] == (2, 12) and cursors[2] == (3, 19)  # jumps to each location in turn
+        assert "\n".join(buf[:]) + "\n" == RENAMED
+        assert not nvim.exec_lua("return require('mercury.next_edit').visible(0)")
+        # A fresh prediction is dismissed with <Esc>, leaving the buffer alone.
+        nvim.command("call cursor(1, 10)")
+        nvim.input("ciwwidth<Esc>")
+        assert nvim.exec_lua(MARKS)
+        nvim.input("<Esc>")
+        assert nvim.exec_lua("return vim.wait(2000, function() return not require('mercury.next_edit').visible(0) end)")
+        assert buf[0] == "def area(width, height):"
+        assert _messages(nvim) == ""
+
+
+CONFIDENT_ITEM = """
+local client = require('mercury').client(0)
+vim.api.nvim_buf_set_lines(0, 1, 2, false, { 'total = compute()' })
+vim.api.nvim_win_set_cursor(0, { 2, 16 })
+require('mercury').insert_confident({
+  insert_text = 'total = compute(values, scale=2)', client_id = client.id,
+  range = { start = { row = 1, col = 0 }, end_ = { row = 1, col = 17 } },
+  command = { title = 'accepted', command = 'mercury.accepted',
+              arguments = { { confidentText = 'total = compute(values, )' } } },
+})
+local stats = client:request_sync('mercury/stats', {}, 10000, 0).result.counters
+return { vim.api.nvim_get_current_line(), vim.api.nvim_win_get_cursor(0)[2], stats.accepted, stats.acceptedConfident }
+"""
+
+
+@needs_nvim
+def test_accept_confident_part(tiny_model, tmp_path):
+    """The confident-part key inserts the item's ``confidentText`` (the rest of the line kept) and
+    tells the server (counted as a partial accept)."""
+    with plugin_nvim(tmp_path, "demo.py", "x = 1\n\n") as nvim:
+        line, col, accepted, partial = nvim.exec_lua(CONFIDENT_ITEM)
+        assert line == "total = compute(values, )" and col == 24
+        assert (accepted, partial) == (1, 1)
