@@ -28,6 +28,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from mercury_lsp import __version__
+from mercury_lsp.backend.lsp import RemoteSession
 from mercury_lsp.documents import Document, PositionEncoding, PositionError, units_len
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineError, EngineSession
 from mercury_lsp.next_edit import DocState, EngineEdits, NextEditOptions, NextEditQuery, predict, to_result
@@ -147,6 +148,8 @@ class NextEditService:
         grammars = ls.grammars
 
         def job(session: EngineSession) -> NextEditResult:
+            if isinstance(session, RemoteSession):  # the remote backend predicts them
+                return session.next_edit(query, token)
             outcome = predict(query, EngineEdits(session.engine), grammars, token)
             return to_result(outcome, query, session.info.model)
 

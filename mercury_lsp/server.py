@@ -33,6 +33,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from mercury_lsp import __version__
+from mercury_lsp.backend.lsp import engine_client_for, watch_backend
 from mercury_lsp.completion import CompletionService, completion_items, inline_items
 from mercury_lsp.config import Settings, parse_settings, problems_message
 from mercury_lsp.documents import DocumentStore, PositionEncoding, PositionError
@@ -174,6 +175,9 @@ class MercuryServer(LanguageServer):
         self.docs.syntax_max_bytes = settings.syntax_max_bytes
         set_log_level(settings)
         model_changed = old.model_key != settings.model_key
+        if old.backend != settings.backend:
+            self.warn("mercury-lsp: the backend setting takes effect when the server starts "
+                      "(serve --settings '{\"backend\": ...}')")
         self.completions.settings_changed(settings, model_changed or old.preset != settings.preset)
         if model_changed and self.engine.spec is not None:
             self.spawn(self.load_model())
@@ -259,6 +263,7 @@ def _choose_encoding(caps: lsp.ClientCapabilities) -> PositionEncoding:
 
 def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> MercuryServer:
     server = MercuryServer(base, engine, grammars)
+    watch_backend(engine, server)  # a remote backend's outages reach the user once
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: MercuryServer, params: lsp.InitializeParams) -> None:
@@ -458,7 +463,7 @@ async def _stdin_reader() -> asyncio.StreamReader:
 async def run_stdio(base: Settings) -> int:
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol messages may reach the client's pipe
-    engine, grammars = EngineClient(), Grammars()
+    engine, grammars = engine_client_for(base), Grammars()
     server = build_server(base, engine, grammars)
     server.protocol.set_writer(StdoutWriter(out))
     try:
@@ -469,7 +474,7 @@ async def run_stdio(base: Settings) -> int:
 
 
 async def run_tcp(base: Settings, host: str, port: int) -> int:
-    engine, grammars = EngineClient(), Grammars()  # one model for every connection
+    engine, grammars = engine_client_for(base), Grammars()  # one model for every connection
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server = build_server(base, engine, grammars)

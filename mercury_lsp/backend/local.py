@@ -76,8 +76,14 @@ class LocalBackend:
         except EngineError:
             return
 
-    def start_background(self) -> None:
-        self._load = asyncio.ensure_future(self.start())
+    def start_background(self, done: Callable[[BackendStatus], None] | None = None) -> None:
+        """Load in the background; ``done(status)`` when it is ready or has failed."""
+        async def load() -> None:
+            await self.start()
+            if done is not None:
+                done(self.status())
+
+        self._load = asyncio.ensure_future(load())
 
     def status(self) -> BackendStatus:
         info = self.client.info

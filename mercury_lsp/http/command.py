@@ -107,7 +107,13 @@ async def serve(settings: HttpSettings, args: argparse.Namespace) -> int:
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}") from None
     sock.listen(LISTEN_BACKLOG)
     host, port = sock.getsockname()[:2]
-    backend.start_background()  # /health says "loading" until the model is ready
+    def loaded(st) -> None:
+        if st.state == "ready":
+            print(f"mercury-lsp http: model {st.model} ready", file=sys.stderr, flush=True)
+        else:
+            print(f"mercury-lsp http: the model failed to load: {st.message}", file=sys.stderr, flush=True)
+
+    backend.start_background(loaded)  # /health says "loading" until the model is ready
     print(f"mercury-lsp http: listening on http://{host}:{port}", file=sys.stderr, flush=True)
     try:
         await server.serve(sockets=[sock])
