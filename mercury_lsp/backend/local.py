@@ -129,6 +129,7 @@ class LocalBackend:
                 self.admission.release()
 
         task = asyncio.ensure_future(run())
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved when abandoned
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
