@@ -88,11 +88,13 @@ class RemoteEngineClient(EngineClient):
         self.remote = RemoteBackend(settings)
         self._servers: weakref.WeakSet = weakref.WeakSet()
         self._failing = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def load(self, spec: LoadSpec) -> EngineInfo:
         t0 = time.perf_counter()
         self._spec = spec
         self.state, self.error = "loading", None
+        self._loop = asyncio.get_running_loop()
         await self.remote.start()
         if self.remote.error:
             self.failed(self.remote.error)
@@ -100,7 +102,7 @@ class RemoteEngineClient(EngineClient):
                           dtype=self.remote.settings.api, context_tokens=self.remote.context_tokens,
                           chars_per_token=self.remote.chars_per_token,
                           load_ms=round((time.perf_counter() - t0) * 1000, 1))
-        self._session = RemoteSession(self, info, asyncio.get_running_loop())  # type: ignore[assignment]
+        self._session = RemoteSession(self, info, self._loop)  # type: ignore[assignment]
         self.state = "ready"
         return info
 
@@ -114,13 +116,8 @@ class RemoteEngineClient(EngineClient):
             for server in list(self._servers):
                 server.warn(message)
 
-        self._loop_call(tell)
-
-    def _loop_call(self, fn) -> None:
-        session = self._session
-        loop = session._loop if isinstance(session, RemoteSession) else None
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(fn)
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(tell)
 
     def failed(self, message: str) -> None:
         if not self._failing:
