@@ -50,7 +50,8 @@ def to_spec(req: CompletionRequest, ctx: ApiContext) -> InfillSpec:
     if len(prefix) + len(suffix) > limits.max_prompt_chars:
         raise ApiError(400, f"prompt and suffix have {len(prefix) + len(suffix)} characters; the limit is "
                        f"{limits.max_prompt_chars}", param="prompt", code="context_length_exceeded")
-    max_tokens = req.max_tokens if req.max_tokens is not None else limits.default_max_tokens
+    max_tokens = req.max_tokens if req.max_tokens is not None else min(limits.default_max_tokens,
+                                                                       limits.max_tokens)
     if max_tokens > limits.max_tokens:
         raise ApiError(400, f"max_tokens is {max_tokens}; this server allows at most {limits.max_tokens}",
                        param="max_tokens", code="invalid_value")

@@ -56,12 +56,23 @@ def _get(summary: str, resp: dict, extra: dict[str, str] | None = None) -> dict[
     return {"get": {"summary": summary, "responses": responses}}
 
 
-def openapi_document() -> dict[str, Any]:
+def _limit_max_tokens(schema: dict[str, Any], limit: int) -> None:
+    """State the server's own ``max_tokens`` limit in the document (it is a setting, not a type)."""
+    prop = schema.get("properties", {}).get("max_tokens")
+    for option in (prop or {}).get("anyOf", [prop] if prop else []):
+        if option.get("type") == "integer":
+            option["maximum"] = limit
+
+
+def openapi_document(max_tokens: int | None = None) -> dict[str, Any]:
     (comp_req, comp_resp, edit_req, edit_resp, ne_req, ne_resp, models, health, _err), components = \
         msgspec.json.schema_components([CompletionRequest, CompletionResponse, EditRequest, EditResponse,
                                         NextEditRequest, NextEditResult, ModelList, Health, ErrorResponse],
                                        ref_template=REF)
     auth = {"401": "missing or wrong API key"}
+    if max_tokens is not None:
+        for name in ("CompletionRequest", "EditRequest"):
+            _limit_max_tokens(components[name], max_tokens)
     return {
         "openapi": "3.1.0",
         "info": {"title": "mercury-lsp HTTP API", "version": __version__,

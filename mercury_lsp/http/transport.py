@@ -60,7 +60,8 @@ async def decode(request: Request, limits: HttpLimits, cls: type[T]) -> T:
         raise ApiError(415, f"unsupported content type {ctype!r}; send application/json",
                        code="unsupported_media_type")
     try:
-        return msgspec.json.decode(body, type=cls)
+        # Lax, as OpenAI's own API: 16.0 is an integer (JSON Schema says so too).
+        return msgspec.json.decode(body, type=cls, strict=False)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise validation_error(exc) from None
 
