@@ -1,6 +1,6 @@
 """Fuzz the HTTP API from its own OpenAPI document (schemathesis + hypothesis).
 
-    python -m benchmarks.http_fuzz --per-case 100          # >= 1,000 requests, tiny model
+    python -m benchmarks.http_fuzz --per-case 130          # >= 1,000 requests, tiny model
 
 For every operation, requests valid for the schema (``positive``) and invalid ones
 (``negative``: wrong types, missing fields, garbage bodies) are sent to a live
@@ -78,7 +78,7 @@ def _bind(check, mode):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--per-case", type=int, default=100, help="examples per operation and mode (6 x 2 cases)")
+    ap.add_argument("--per-case", type=int, default=130, help="examples per operation and mode (6 x 2 cases)")
     ap.add_argument("--model", default="tiny", help="'tiny' (random weights, made here) or a model directory")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
