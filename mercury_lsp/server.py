@@ -473,8 +473,9 @@ async def run_stdio(base: Settings) -> int:
         engine.close()
 
 
-async def run_tcp(base: Settings, host: str, port: int) -> int:
-    engine, grammars = engine_client_for(base), Grammars()  # one model for every connection
+async def run_tcp(base: Settings, host: str, port: int, engine: EngineClient | None = None) -> int:
+    """``engine``: one already serving others in this process (``mercury-lsp http --lsp``)."""
+    engine, grammars = engine or engine_client_for(base), Grammars()  # one model for every connection
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server = build_server(base, engine, grammars)

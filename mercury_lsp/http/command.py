@@ -34,6 +34,9 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limits", default=None, metavar="JSON",
                    help="limits as JSON (HttpLimits: maxBodyBytes, maxPromptChars, maxTokens, "
                         "headerTimeoutS, bodyTimeoutS, requestTimeoutS, ...)")
+    p.add_argument("--lsp", default=None, metavar="HOST:PORT",
+                   help="also serve LSP over TCP here, sharing the engine (and its batches) with HTTP "
+                        "clients; loopback only")
     p.add_argument("--log-level", default="info", choices=["error", "warning", "info", "debug"])
     p.add_argument("--debug-log-user-code", action="store_true",
                    help="allow user code (prompts, suggestions) into the logs")
@@ -64,10 +67,25 @@ def _settings(args: argparse.Namespace) -> HttpSettings:
                         preset=args.preset, debug_log_user_code=args.debug_log_user_code)
 
 
+def _lsp_address(spec: str | None) -> tuple[str, int] | None:
+    from mercury_lsp.cli import UsageError
+    from mercury_lsp.http.security import is_loopback
+
+    if spec is None:
+        return None
+    host, _, port = spec.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"--lsp expects HOST:PORT, got {spec!r}")
+    if not is_loopback(host):
+        raise UsageError("--lsp binds loopback only: the LSP connection has no API key")
+    return host, int(port)
+
+
 def _run_http(args: argparse.Namespace) -> int:
     from mercury_lsp.cli import UsageError
 
     settings = _settings(args)
+    _lsp_address(args.lsp)
     if args.batch is not None and args.batch < 1:
         raise UsageError("--batch must be >= 1")
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
@@ -107,8 +125,14 @@ async def serve(settings: HttpSettings, args: argparse.Namespace) -> int:
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}") from None
     sock.listen(LISTEN_BACKLOG)
     host, port = sock.getsockname()[:2]
+    lsp = _lsp_address(args.lsp)
+    lsp_task: asyncio.Task | None = None
+
     def loaded(st) -> None:
+        nonlocal lsp_task
         if st.state == "ready":
+            if lsp is not None:  # the language server shares this engine: its infills join the batches
+                lsp_task = asyncio.ensure_future(_serve_lsp(args, lsp, backend.client))
             print(f"mercury-lsp http: model {st.model} ready", file=sys.stderr, flush=True)
         else:
             print(f"mercury-lsp http: the model failed to load: {st.message}", file=sys.stderr, flush=True)
@@ -118,6 +142,17 @@ async def serve(settings: HttpSettings, args: argparse.Namespace) -> int:
     try:
         await server.serve(sockets=[sock])
     finally:
+        if lsp_task is not None:
+            lsp_task.cancel()
         await backend.close()
         sock.close()
     return 0
+
+
+async def _serve_lsp(args: argparse.Namespace, address: tuple[str, int], client) -> None:
+    from mercury_lsp.config import Settings
+    from mercury_lsp.server import run_tcp
+
+    base = Settings(model=args.model, device=args.device, dtype=args.dtype, threads=args.threads,
+                    preset=args.preset)  # the same LoadSpec as the HTTP backend's: no second load
+    await run_tcp(base, address[0], address[1], engine=client)
