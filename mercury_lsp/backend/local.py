@@ -89,7 +89,7 @@ class LocalBackend:
         info = self.client.info
         state = "ready" if self._session is not None else ("error" if self.client.state == "error" else "loading")
         return BackendStatus(
-            state=state, model=model_id(info.model if info else (self.spec.model or "mercury-coder-tiny")),
+            state=state, model=model_id(info.model if info else (self.spec.model or "embedded")),
             running=self.admission.running, waiting=self.admission.waiting,
             max_running=self.admission.max_running, max_waiting=self.admission.max_waiting,
             message=self.client.error or "", context_tokens=info.context_tokens if info else None,

@@ -85,7 +85,6 @@ async def completions(request: Request) -> Response:
     spec = to_spec(req, ctx)
     cancel = ctx.cancel_token()
     if req.stream:
-        ctx.require_ready()
         return SseResponse(_stream(ctx, spec, req, model, cancel), cancel)
     try:
         outcome = await until_disconnect(request, ctx.backend.infill(spec, cancel), cancel)

@@ -21,7 +21,9 @@ class ApiContext:
         return self.backend.status().model
 
     def check_model(self, requested: str | None) -> str:
-        """The served model's id; a request naming another one gets a 404, as OpenAI's does."""
+        """The served model's id; a request naming another one gets a 404, as OpenAI's does (503
+        first while the model loads: its id is known once it is loaded)."""
+        self.require_ready()
         model = self.model
         if requested is not None and requested != model:
             raise ApiError(404, f"the model {requested[:100]!r} does not exist; this server serves {model!r} "
