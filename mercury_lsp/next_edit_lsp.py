@@ -148,8 +148,11 @@ class NextEditService:
         grammars = ls.grammars
 
         def job(session: EngineSession) -> NextEditResult:
-            if isinstance(session, RemoteSession):  # the remote backend predicts them
-                return session.next_edit(query, token)
+            if isinstance(session, RemoteSession):  # a remote backend predicts them, or the syntax alone
+                remote = session.next_edit(query, token)
+                if remote is not None:
+                    return remote
+                return to_result(predict(query, None, grammars, token), query, session.info.model)
             outcome = predict(query, EngineEdits(session.engine), grammars, token)
             return to_result(outcome, query, session.info.model)
 

@@ -53,13 +53,11 @@ async def test_next_edit_goes_to_a_mercury_server_and_errors_are_typed():
         await wrong.infill(SPEC, CancelToken())
 
 
-async def test_syntax_only_next_edit_for_fim_servers():
+async def test_fim_servers_have_no_next_edit_and_unreachable_is_typed():
     backend = RemoteBackend(BackendSettings(url="http://127.0.0.1:9", api="openai-fim", model="m"))
     doc = DocState("file:///a.py", "def f(total):\n    return count + 1\n", "python", 3,
                    ("def f(count):\n    return count + 1\n",), 1.0)
-    result = await backend.next_edit(NextEditQuery((doc,), doc.uri, 11), CancelToken())
-    (edit,) = result.edits
-    assert edit.new_text == "total" and edit.source == "syntax"
+    assert await backend.next_edit(NextEditQuery((doc,), doc.uri, 11), CancelToken()) is None
     with pytest.raises(Unavailable, match="cannot reach"):
         await backend.infill(SPEC, CancelToken())
     await backend.close()

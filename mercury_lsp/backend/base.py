@@ -7,13 +7,14 @@ layer maps them onto status codes, the language server onto "no suggestion".
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
-from mercury_lsp.engine_client import CancelToken
-from mercury_lsp.next_edit import NextEditQuery
-from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult
+if TYPE_CHECKING:
+    from mercury_lsp.engine_client import CancelToken
+    from mercury_lsp.next_edit import NextEditQuery
+    from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult
 
 
 class BackendError(Exception):

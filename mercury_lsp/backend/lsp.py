@@ -15,14 +15,16 @@ import concurrent.futures
 import time
 import weakref
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mercury_lsp.backend.base import BackendError, Cancelled, DeadlineExceeded
 from mercury_lsp.backend.remote import RemoteBackend
 from mercury_lsp.config import BackendSettings, Settings
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError, LoadSpec
-from mercury_lsp.next_edit import NextEditQuery
 from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec, NextEditResult
+
+if TYPE_CHECKING:
+    from mercury_lsp.next_edit import NextEditQuery
 
 T = TypeVar("T")
 # How often a worker waiting on the network looks at its cancel token: a superseded request is
@@ -77,7 +79,8 @@ class RemoteSession:
         token = cancel or CancelToken()
         return self._wait(self._client.remote.infill(spec, token), cancel)
 
-    def next_edit(self, query: NextEditQuery, cancel: CancelToken | None) -> NextEditResult:
+    def next_edit(self, query: NextEditQuery, cancel: CancelToken | None) -> NextEditResult | None:
+        """The server's prediction, or None when it has none (the caller keeps the syntax's)."""
         token = cancel or CancelToken()
         return self._wait(self._client.remote.next_edit(query, token), cancel)
 

@@ -8,14 +8,15 @@
   llama.cpp's server) — ``/v1/completions`` with the prompt written in ``promptFormat``;
 - ``inception``: Inception's API — ``/v1/fim/completions`` (prompt + suffix).
 
-For ``openai-fim`` and ``inception``, next edits are the syntax's locations with the user's
-own text (no model refill: those servers have no masked scoring). Every request carries the
-caller's deadline; a cancelled request is abandoned (its connection closed).
+For ``openai-fim`` and ``inception``, ``next_edit`` answers None: those servers cannot score
+masked spans, so the caller keeps the syntax's locations with the user's own text. Every
+request carries the caller's deadline; a cancelled request is abandoned (its connection closed).
 """
 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
@@ -30,10 +31,12 @@ from mercury_lsp.backend.base import (
 )
 from mercury_lsp.backend.prompts import FORMATS, apply_stop, build_prompt, clean_completion
 from mercury_lsp.config import BackendSettings
+from mercury_lsp.documents import units_len
 from mercury_lsp.engine_client import CancelToken
-from mercury_lsp.next_edit import NextEditQuery, predict, to_result
-from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult
-from mercury_lsp.syntax import Grammars
+from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult, TextPosition
+
+if TYPE_CHECKING:
+    from mercury_lsp.next_edit import NextEditQuery
 
 INCEPTION_URL = "https://api.inceptionlabs.ai"
 INCEPTION_MODEL = "mercury-coder"
@@ -79,7 +82,6 @@ class RemoteBackend:
         self.chars_per_token = DEFAULT_CHARS_PER_TOKEN
         self.state = "idle"
         self.error = ""
-        self._grammars = Grammars()
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -164,13 +166,14 @@ class RemoteBackend:
                              forwards=0, prompt_tokens=usage.prompt_tokens, trimmed=False,
                              elapsed_ms=(time.perf_counter() - t0) * 1000)
 
-    async def next_edit(self, query: NextEditQuery, cancel: CancelToken) -> NextEditResult:
-        if self.settings.api != "mercury":  # the syntax's locations, the user's own text
-            return to_result(predict(query, None, self._grammars, cancel), query, self.model or "remote")
+    async def next_edit(self, query: NextEditQuery, cancel: CancelToken) -> NextEditResult | None:
+        """The server's prediction; None from a server that has none (``openai-fim``, ``inception``)."""
+        if self.settings.api != "mercury":
+            return None
         cursor_doc = next(d for d in query.docs if d.uri == query.cursor_uri)
-        from mercury_lsp.next_edit.text import LineIndex
-
-        pos = LineIndex(cursor_doc.text).position(query.cursor, query.encoding)
+        head = cursor_doc.text[:query.cursor]
+        line_start = head.rfind("\n") + 1
+        pos = TextPosition(head.count("\n"), units_len(head[line_start:], query.encoding))
         body = {"files": [{"uri": d.uri, "text": d.text, "previousTexts": list(d.history),
                            "version": d.version} for d in query.docs],
                 "cursorUri": query.cursor_uri, "cursor": {"line": pos.line, "character": pos.character},
