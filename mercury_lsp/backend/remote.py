@@ -177,7 +177,7 @@ class RemoteBackend:
         body = {"files": [{"uri": d.uri, "text": d.text, "previousTexts": list(d.history),
                            "version": d.version} for d in query.docs],
                 "cursorUri": query.cursor_uri, "cursor": {"line": pos.line, "character": pos.character},
-                "positionEncoding": query.encoding.value}
+                "positionEncoding": query.encoding.value, "options": msgspec.to_builtins(query.options)}
         raw = await self._post("/v1/next-edit", body, cancel)
         try:
             return msgspec.json.decode(raw, type=NextEditResult)

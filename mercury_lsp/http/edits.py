@@ -73,7 +73,7 @@ def next_edit_query(req: NextEditRequest, enc: PositionEncoding) -> NextEditQuer
     else:
         raise ApiError(400, "no edit to follow: give previousTexts for the edited file, or a cursor",
                        param="files", code="invalid_value")
-    return NextEditQuery(docs, cursor_uri, cursor, enc)
+    return NextEditQuery(docs, cursor_uri, cursor, enc, req.options)
 
 
 async def next_edit(request: Request) -> Response:

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from mercury_lsp.config import NextEditOptions
 from mercury_lsp.schema import NextEditResult, TextPosition
 
 # OpenAI allows at most 4 stop sequences (vLLM enforces it; Zed keeps within it).
@@ -86,6 +87,7 @@ class NextEditRequest(msgspec.Struct, rename="camel", kw_only=True, frozen=True)
     cursor: TextPosition | None = None
     position_encoding: Literal["utf-8", "utf-16", "utf-32"] = "utf-16"
     model: str | None = None
+    options: NextEditOptions = NextEditOptions()  # the tuning (the language server's nextEdit settings)
 
 
 # ---------------------------------------------------------------------------- responses
