@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from mercury_lsp.backend.admission import Admission
 from mercury_lsp.backend.base import (
+    BackendError,
     BackendStatus,
     Cancelled,
     DeadlineExceeded,
@@ -112,15 +113,17 @@ class LocalBackend:
         loop = asyncio.get_running_loop()
 
         def job() -> T:
-            from engine.errors import CancelledError
+            from engine.errors import CancelledError, InvalidRequestError
             from engine.errors import EngineError as EngineFailure
 
             try:
                 return fn(session)
             except CancelledError as exc:  # the engine's errors, in the daemon's terms
                 raise EngineCancelled(str(exc)) from None
+            except InvalidRequestError as exc:
+                raise InvalidInput(str(exc)) from None
             except EngineFailure as exc:
-                raise EngineError(str(exc)) from None
+                raise BackendError(f"the engine failed: {exc}") from None
 
         async def run() -> T:
             try:
@@ -139,8 +142,8 @@ class LocalBackend:
             if cancel.deadline is not None and time.monotonic() >= cancel.deadline:
                 raise DeadlineExceeded("the request ran past its deadline") from None
             raise Cancelled("the request was cancelled") from None
-        except EngineError as exc:
-            raise InvalidInput(str(exc)) from None
+        except EngineError as exc:  # raised by the daemon's own code around the engine
+            raise BackendError(str(exc)) from None
 
     async def infill(self, spec: InfillSpec, cancel: CancelToken) -> InfillOutcome:
         return await self._call(lambda s: s.infill(spec, cancel), cancel)
