@@ -5,5 +5,5 @@ client. Loopback by default; an API key off loopback.
 
 Modules: ``wire`` (bodies), ``app`` (routes), ``completions`` / ``edits`` (handlers),
 ``edit_prompt`` (Inception's tags), ``transport`` (bounded bodies, disconnects, SSE),
-``security``, ``errors``, ``openapi``, ``settings``, ``command`` (``mercury-lsp http``).
+``security``, ``errors``, ``openapi``, ``settings``; the command is ``mercury_lsp.cli.http``.
 """
