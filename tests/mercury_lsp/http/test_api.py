@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 
 import httpx
 import openai
 import pytest
 
-from tests.support.http import LiveServer
+from tests.support.http import MERCURY, LiveServer
 
 LIMITS = {"headerTimeoutS": 1.0, "bodyTimeoutS": 1.0, "maxBodyBytes": 65536, "maxTokens": 64}
 PROMPT, SUFFIX = "def add(a, b):\n    return ", "\n\n\nprint(add(1, 2))\n"
@@ -159,3 +160,17 @@ def test_disconnect_mid_stream_keeps_the_server_up(server):
             assert s.recv(12).startswith(b"HTTP/1.1 200")  # the stream has started; hang up
     r = httpx.post(server.url + "/v1/completions", json={"prompt": PROMPT, "max_tokens": 4})
     assert r.status_code == 200 and server.alive
+
+
+def test_cli_infill_through_the_server(server, tmp_path):
+    f = tmp_path / "calc.py"
+    f.write_text(PROMPT + SUFFIX)
+    backend = json.dumps({"url": server.url})
+    out = subprocess.run([MERCURY, "infill", str(f), "--line", "2", "--col", "12", "--max-tokens", "8",
+                          "--backend", backend, "--json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    direct = httpx.post(server.url + "/v1/completions", json={"prompt": PROMPT, "suffix": SUFFIX, "max_tokens": 8})
+    assert json.loads(out.stdout)["text"] == direct.json()["choices"][0]["text"]
+    down = subprocess.run([MERCURY, "infill", str(f), "--line", "2", "--col", "12", "--backend",
+                           json.dumps({"url": "http://127.0.0.1:9"})], capture_output=True, text=True, timeout=120)
+    assert down.returncode == 2 and "cannot reach" in down.stderr
