@@ -50,8 +50,13 @@ def predict(logits: Tensor, temperature: float, kind: str,
     """logits [N, V] -> (token [N], confidence [N]). Greedy at temperature 0, else sampled."""
     logits = logits.float()
     probs = torch.softmax(logits, dim=-1)  # [N, V]
-    if temperature > 0:
-        tempered = torch.softmax(logits / temperature, dim=-1)  # [N, V]
+    # A temperature under float32's smallest normal number is 0 once it meets the logits, and
+    # tempering by it is the greedy choice anyway.
+    if temperature >= torch.finfo(torch.float32).tiny:
+        # Shifted by the row maximum first: a tiny temperature then sends the other logits to
+        # -inf instead of overflowing the largest one to inf (softmax(inf) is nan).
+        shifted = logits - logits.amax(dim=-1, keepdim=True)  # [N, V], <= 0
+        tempered = torch.softmax(shifted / temperature, dim=-1)  # [N, V]
         token = torch.multinomial(tempered, 1, generator=generator).squeeze(-1)  # [N]
     else:
         token = probs.argmax(dim=-1)  # [N]

@@ -77,6 +77,21 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000
 
 
+BackendApi = Literal["mercury", "openai-fim", "inception"]
+FimPromptFormat = Literal["starcoder", "codellama", "deepseek", "qwen", "codegemma", "codestral", "glm"]
+
+
+class BackendSettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """A remote backend: ``serve`` loads no model and sends completions and next edits here."""
+    url: str | None = None  # e.g. http://gpu-box:8000 (Inception's API: may be left out)
+    api_key: str | None = None  # sent as Authorization: Bearer
+    api: BackendApi = "mercury"  # a mercury-lsp http | an OpenAI-compatible FIM server | Inception's API
+    model: str | None = None  # the model to ask for (openai-fim: required by vLLM / SGLang)
+    prompt_format: FimPromptFormat = "starcoder"  # openai-fim: the served model's FIM tokens
+    timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 5000
+    context_tokens: Annotated[int, Meta(ge=64, le=1_048_576)] = 2048  # window budget when the server does not say
+
+
 class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
     # The model (changing one of these reloads it in the background).
     model: str | None = None  # None: the embedded default; else a directory or a hub id
@@ -107,6 +122,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     typeahead: bool = True
     max_file_bytes: Annotated[int, Meta(ge=1)] = 8 * 1024 * 1024  # larger documents get no suggestions
     syntax_max_bytes: Annotated[int, Meta(ge=0)] = 1024 * 1024  # larger documents: line-based windows
+    backend: BackendSettings | None = None  # a remote backend instead of the local model
     # Logging.
     log_level: LogLevel = "info"
     debug_log_user_code: bool = False  # the only switch that lets user code into logs

@@ -26,6 +26,9 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=None, help="model directory or hub id (default: embedded)")
     p.add_argument("--device", default="auto")
     p.add_argument("--dtype", default="auto")
+    p.add_argument("--backend", default=None, metavar="JSON",
+                   help='a remote backend instead of a local model, e.g. \'{"url": "http://gpu-box:8000"}\' '
+                        "(the serve setting's fields: url, apiKey, api, model, promptFormat, timeoutMs)")
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
     p.set_defaults(func=run)
 
@@ -51,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
 
     text = read_text(args.file, "")
     prefix, suffix = split_at(text, args.line, args.col)
+    if args.backend is not None:
+        return run_remote(args, prefix, suffix)
     engine = Engine.load(args.model, device=args.device, dtype=args.dtype)
     options = InfillOptions(steps=args.steps, temperature=args.temperature, seed=args.seed)
     result = engine.infill(prefix, suffix, args.max_tokens, options)
@@ -60,4 +65,42 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(result.text)
         if not result.text.endswith("\n"):
             sys.stdout.write("\n")
+    return 0
+
+
+def run_remote(args: argparse.Namespace, prefix: str, suffix: str) -> int:
+    """The same infill from a remote backend (``--backend``); nothing is loaded here."""
+    import asyncio
+
+    import msgspec
+
+    from mercury_lsp.backend.base import BackendError
+    from mercury_lsp.backend.remote import RemoteBackend
+    from mercury_lsp.config import BackendSettings
+    from mercury_lsp.engine_client import CancelToken
+    from mercury_lsp.schema import InfillSpec
+
+    try:
+        settings = msgspec.json.decode(args.backend, type=BackendSettings)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise UsageError(f"--backend: {exc}") from None
+    spec = InfillSpec(prefix=prefix, suffix=suffix, max_tokens=args.max_tokens, temperature=args.temperature,
+                      seed=args.seed or 0)
+
+    async def infill():
+        backend = RemoteBackend(settings)
+        try:
+            await backend.start()
+            return await backend.infill(spec, CancelToken())
+        finally:
+            await backend.close()
+
+    try:
+        outcome = asyncio.run(infill())
+    except BackendError as exc:
+        raise UsageError(f"--backend: {exc}") from None
+    if args.json:
+        print(msgspec.json.encode(outcome).decode())
+    else:
+        sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
     return 0

@@ -17,6 +17,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from mercury_lsp import __version__
+from mercury_lsp.backend.lsp import RemoteSession
 from mercury_lsp.config import NextEditOptions, Settings
 from mercury_lsp.documents import Document, DocumentStore, PositionEncoding, PositionError, units_len
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError, EngineSession
@@ -121,6 +122,11 @@ class NextEditService:
         grammars = self.grammars
 
         def job(session: EngineSession) -> NextEditResult:
+            if isinstance(session, RemoteSession):  # a remote backend predicts them, or the syntax alone
+                remote = session.next_edit(query, token)
+                if remote is not None:
+                    return remote
+                return to_result(predict(query, None, grammars, token), query, session.info.model)
             outcome = predict(query, EngineEdits(session.engine), grammars, token)
             return to_result(outcome, query, session.info.model)
 

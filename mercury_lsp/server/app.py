@@ -20,6 +20,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from mercury_lsp import __version__
+from mercury_lsp.backend.lsp import watch_backend
 from mercury_lsp.completion import CompletionService
 from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentStore, PositionEncoding
@@ -87,6 +88,9 @@ class MercuryServer(LanguageServer):
         self.docs.syntax_max_bytes = settings.syntax_max_bytes
         set_log_level(settings)
         model_changed = old.model_key != settings.model_key
+        if old.backend != settings.backend:
+            self.warn("mercury-lsp: the backend setting takes effect when the server starts "
+                      "(serve --settings '{\"backend\": ...}')")
         self.completions.settings_changed(settings, model_changed or old.preset != settings.preset)
         if model_changed and self.engine.spec is not None:
             self.spawn(self.load_model())
@@ -142,6 +146,7 @@ class MercuryServer(LanguageServer):
 def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> MercuryServer:
     """A server for one connection with every handler family registered."""
     server = MercuryServer(base, engine, grammars)
+    watch_backend(engine, server)  # a remote backend's outages reach the user once
     register_all(server)
     next_edit_handlers.register(server, server.next_edits)
     return server

@@ -16,6 +16,7 @@ import threading
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 
+from mercury_lsp.backend.lsp import engine_client_for
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
 from mercury_lsp.server.app import build_server
@@ -96,7 +97,7 @@ async def _stdin_reader() -> asyncio.StreamReader:
 async def run_stdio(base: Settings) -> int:
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol messages may reach the client's pipe
-    engine, grammars = EngineClient(), Grammars()
+    engine, grammars = engine_client_for(base), Grammars()
     server = build_server(base, engine, grammars)
     server.protocol.set_writer(StdoutWriter(out))
     try:
@@ -106,8 +107,9 @@ async def run_stdio(base: Settings) -> int:
         engine.close()
 
 
-async def run_tcp(base: Settings, host: str, port: int) -> int:
-    engine, grammars = EngineClient(), Grammars()  # one model for every connection
+async def run_tcp(base: Settings, host: str, port: int, engine: EngineClient | None = None) -> int:
+    """``engine``: one already serving others in this process (``mercury-lsp http --lsp``)."""
+    engine, grammars = engine or engine_client_for(base), Grammars()  # one model for every connection
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server = build_server(base, engine, grammars)

@@ -108,3 +108,18 @@ def test_quality_empty_baseline_runs_no_model(tmp_path, capsys):
     assert len(lines) == 6 and all(x["completion"] == "" for x in lines)
     assert quality.main(["--empty", "--canonical", "--out", str(out)]) == 2
     assert "two different runs" in capsys.readouterr().err
+
+
+def test_http_load_runs_both_modes(tiny, tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import http_load
+
+    out = tmp_path / "load.json"
+    assert http_load.main(["--model", str(tiny), "--clients", "1,2", "--requests", "3", "--max-tokens", "4",
+                           "--threads", "1", "--out", str(out)]) == 0
+    head = _last_json(capsys.readouterr().out)
+    assert set(head["levels"]) == {"on@1", "on@2", "off@1", "off@2"}
+    report = json.loads(out.read_text())
+    assert [m["batch"] for m in report["modes"]] == [16, 1]
+    assert all(r["requests"] >= 3 and not r["errors"] for m in report["modes"] for r in m["levels"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.decode import choose_commits, commit_count, eligible_confidence
+from engine.decode import choose_commits, commit_count, eligible_confidence, predict
 
 STOP = 0
 STOPS = torch.tensor([STOP])
@@ -67,3 +67,11 @@ def test_always_commits_at_least_one():
     token = _t([STOP, STOP])
     conf = _t([float("-inf"), float("-inf")], torch.float)
     assert choose_commits(token, conf, _t([3, 4]), 1, STOPS, end_now=False).numel() == 1
+
+
+def test_a_tiny_temperature_samples_the_top_token_instead_of_failing():
+    # Found by fuzzing the HTTP API: logits / 1e-300 overflowed to inf and softmax gave nan.
+    logits = torch.tensor([[3.0, 9.0, float("-inf"), 1.0], [0.5, 0.25, 2.0, float("-inf")]])
+    for temperature in (5e-324, 1e-300, 1e-8):
+        token, conf = predict(logits, temperature, "max_prob", torch.Generator().manual_seed(0))
+        assert token.tolist() == [1, 2] and torch.isfinite(conf).all()

@@ -1,0 +1,167 @@
+"""Load on the HTTP API: 1, 8 and 32 concurrent clients replay HumanEval-infilling prompts
+against ``mercury-lsp http``, with batching on (``--batch 16``, the default) and off
+(``--batch 1``) in the same run.
+
+    nice -n 10 python -m benchmarks.http_load                       # embedded model
+    python -m benchmarks.http_load --model tiny --clients 1,2 --requests 4   # smoke
+
+The clients are this file's own (httpx, closed loop: each sends its next request when the
+previous one is answered) and share no code with the server, which runs in its own process.
+Each level sends ``max(--requests, 3 x clients)`` requests, prompts taken in order from the
+single-line benchmark (prefix = ``prompt``, suffix = ``suffix``). Reported per level: p50/p95
+latency, completion tokens/s and requests/s over the level's wall time, and the server's peak
+RSS. Targets (batching on): p95 at 8 clients <= 2x the single-client p95, throughput at 8
+clients >= 3x single-client. Writes benchmarks/results/http_load.{json,png}; ends with one
+JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from benchmarks import humaneval
+from benchmarks.http_server import HttpProcess, peak_rss_mib
+
+RESULTS = Path(__file__).parent / "results" / "http_load.json"
+WARMUP_REQUESTS = 4
+P95_TARGET_RATIO = 2.0  # p95 at 8 clients / p95 at 1 client, at most
+THROUGHPUT_TARGET_RATIO = 3.0  # throughput at 8 clients / at 1 client, at least
+REQUEST_TIMEOUT_S = 300
+
+
+def percentile(data: list[float], q: float) -> float:
+    s = sorted(data)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+async def run_level(url: str, prompts: list[tuple[str, str]], clients: int, total: int, max_tokens: int) -> dict:
+    jobs: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+    for i in range(total):
+        jobs.put_nowait(prompts[i % len(prompts)])
+    latencies: list[float] = []
+    tokens = 0
+    errors: dict[str, int] = {}
+
+    async def client() -> None:
+        nonlocal tokens
+        async with httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_S) as c:
+            while not jobs.empty():
+                prefix, suffix = jobs.get_nowait()
+                t0 = time.perf_counter()
+                r = await c.post("/v1/completions", json={"prompt": prefix, "suffix": suffix,
+                                                          "max_tokens": max_tokens, "temperature": 0})
+                if r.status_code != 200:
+                    errors[str(r.status_code)] = errors.get(str(r.status_code), 0) + 1
+                    continue
+                latencies.append((time.perf_counter() - t0) * 1000)
+                tokens += r.json()["usage"]["completion_tokens"]
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    wall = time.perf_counter() - t0
+    return {"clients": clients, "requests": len(latencies), "errors": errors,
+            "p50_ms": round(percentile(latencies, 0.5), 1) if latencies else None,
+            "p95_ms": round(percentile(latencies, 0.95), 1) if latencies else None,
+            "tokens_per_s": round(tokens / wall, 1), "requests_per_s": round(len(latencies) / wall, 2),
+            "completion_tokens": tokens, "wall_s": round(wall, 2)}
+
+
+async def run_mode(model_args: list[str], batch: int, levels: list[int], prompts, args) -> dict:
+    srv = HttpProcess([*model_args, "--batch", str(batch), "--max-running", str(max(levels)),
+                       "--max-waiting", str(max(levels)), *(["--threads", str(args.threads)] if args.threads else [])])
+    try:
+        await run_level(srv.url, prompts, 1, WARMUP_REQUESTS, args.max_tokens)
+        rows = []
+        for clients in levels:
+            row = await run_level(srv.url, prompts, clients, max(args.requests, 3 * clients), args.max_tokens)
+            row["rss_mib"] = round(peak_rss_mib(srv.pid) or 0.0, 1)
+            rows.append(row)
+            print(f"  batch={batch:>2} clients={clients:>2}: p50 {row['p50_ms']} ms, p95 {row['p95_ms']} ms, "
+                  f"{row['tokens_per_s']} tok/s, {row['requests_per_s']} req/s, errors {row['errors']}", flush=True)
+        return {"batch": batch, "levels": rows}
+    finally:
+        srv.stop()
+
+
+def targets(on: dict) -> dict:
+    by = {r["clients"]: r for r in on["levels"]}
+    if 1 not in by or 8 not in by:
+        return {}
+    p95_ratio = by[8]["p95_ms"] / by[1]["p95_ms"]
+    tput_ratio = by[8]["tokens_per_s"] / max(by[1]["tokens_per_s"], 1e-9)
+    return {"p95_8_over_1": round(p95_ratio, 2), "p95_target_met": p95_ratio <= P95_TARGET_RATIO,
+            "throughput_8_over_1": round(tput_ratio, 2), "throughput_target_met": tput_ratio >= THROUGHPUT_TARGET_RATIO}
+
+
+def plot(report: dict, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    for mode in report["modes"]:
+        xs = [r["clients"] for r in mode["levels"]]
+        label = "batching on" if mode["batch"] > 1 else "batching off"
+        a.plot(xs, [r["p95_ms"] for r in mode["levels"]], marker="o", label=label)
+        b.plot(xs, [r["tokens_per_s"] for r in mode["levels"]], marker="o", label=label)
+    a.set(xlabel="concurrent clients", ylabel="p95 latency (ms)", xscale="log", title="latency")
+    b.set(xlabel="concurrent clients", ylabel="completion tokens/s", xscale="log", title="throughput")
+    a.legend()
+    b.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default=None, help="model directory, 'tiny' (random weights), default: embedded")
+    ap.add_argument("--clients", default="1,8,32")
+    ap.add_argument("--requests", type=int, default=24, help="requests per level (at least 3 per client)")
+    ap.add_argument("--max-tokens", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=None, help="torch threads of the server")
+    ap.add_argument("--batches", default="16,1", help="batch sizes to compare (1 = batching off)")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    levels = [int(c) for c in args.clients.split(",")]
+    problems = humaneval.load_benchmark("single-line")
+    prompts = [(p.prompt, p.suffix) for p in problems]
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model or ""
+        if model == "tiny":
+            from engine.testing import make_tiny_checkpoint
+
+            model = str(make_tiny_checkpoint(Path(tmp) / "tiny"))
+        model_args = ["--model", model] if model else []
+        modes = [asyncio.run(run_mode(model_args, int(b), levels, prompts, args)) for b in args.batches.split(",")]
+    report = {"benchmark": "http_load", "model": args.model or "embedded", "max_tokens": args.max_tokens,
+              "prompts": "HumanEval single-line infilling", "modes": modes}
+    on = next((m for m in modes if m["batch"] > 1), None)
+    if on is not None:
+        report["targets"] = targets(on)
+    print("\n| batching | clients | p50 ms | p95 ms | tokens/s | req/s | peak RSS MiB |\n|---|---|---|---|---|---|---|")
+    for m in modes:
+        for r in m["levels"]:
+            print(f"| {'on' if m['batch'] > 1 else 'off'} | {r['clients']} | {r['p50_ms']} | {r['p95_ms']} | "
+                  f"{r['tokens_per_s']} | {r['requests_per_s']} | {r['rss_mib']} |")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    plot(report, args.out.with_suffix(".png"))
+    print(json.dumps({"benchmark": "http_load", **report.get("targets", {}),
+                      "levels": {f"{'on' if m['batch'] > 1 else 'off'}@{r['clients']}":
+                                 [r["p95_ms"], r["tokens_per_s"]] for m in modes for r in m["levels"]}}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""``POST /v1/edit/completions`` (Inception's shape) and ``POST /v1/next-edit`` (every location).
+
+Both are answered by the next-edit engine (``mercury_lsp.next_edit``). The edit endpoint
+rewrites the ``<|code_to_edit|>`` region: the predicted edits that fall inside it are applied;
+with none (no edit history, or nothing follows from it) the model fills in at the cursor.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from mercury_lsp.backend.base import BackendError
+from mercury_lsp.documents import PositionEncoding, PositionError, index_of_units
+from mercury_lsp.http.completions import completion_id
+from mercury_lsp.http.context import ApiContext
+from mercury_lsp.http.edit_prompt import EditPrompt, parse_edit_prompt
+from mercury_lsp.http.errors import ApiError, from_backend
+from mercury_lsp.http.transport import decode, until_disconnect
+from mercury_lsp.http.wire import (
+    AssistantMessage,
+    ChatChoice,
+    EditRequest,
+    EditResponse,
+    NextEditRequest,
+    Usage,
+)
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, diff_region
+from mercury_lsp.schema import InfillSpec, NextEditResult, TextPosition
+from mercury_lsp.syntax import grammar_for
+
+log = logging.getLogger(__name__)
+
+
+def _offset(text: str, pos: TextPosition, enc: PositionEncoding) -> int:
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    if pos.line >= len(starts):
+        raise PositionError(f"line {pos.line} is past the end of the file ({len(starts)} lines)")
+    end = starts[pos.line + 1] - 1 if pos.line + 1 < len(starts) else len(text)
+    return starts[pos.line] + index_of_units(text[starts[pos.line]:end], pos.character, enc, True)
+
+
+def _check_size(ctx: ApiContext, total: int) -> None:
+    limit = ctx.settings.limits.max_body_bytes
+    if total > limit:
+        raise ApiError(400, f"the files have {total} characters; the limit is {limit}", param="files",
+                       code="context_length_exceeded")
+
+
+def next_edit_query(req: NextEditRequest, enc: PositionEncoding) -> NextEditQuery:
+    docs = tuple(DocState(f.uri, f.text, grammar_for(f.language_id, f.uri), f.version, tuple(f.previous_texts),
+                          1.0 if f.previous_texts else 0.0) for f in req.files)
+    by_uri = {d.uri: d for d in docs}
+    if len(by_uri) != len(docs):
+        raise ApiError(400, "two files have the same uri", param="files", code="invalid_value")
+    edited = [d for d in docs if d.history]
+    cursor_uri = req.cursor_uri or (edited[0].uri if edited else docs[0].uri)
+    if cursor_uri not in by_uri:
+        raise ApiError(400, f"cursorUri {cursor_uri[:200]!r} is not one of the files", param="cursorUri",
+                       code="invalid_value")
+    doc = by_uri[cursor_uri]
+    if req.cursor is not None:
+        try:
+            cursor = _offset(doc.text, req.cursor, enc)
+        except PositionError as exc:
+            raise ApiError(400, f"cursor: {exc}", param="cursor", code="invalid_value") from None
+    elif doc.history:
+        cursor = diff_region(doc.history[0], doc.text)[2]
+    else:
+        raise ApiError(400, "no edit to follow: give previousTexts for the edited file, or a cursor",
+                       param="files", code="invalid_value")
+    return NextEditQuery(docs, cursor_uri, cursor, enc, req.options)
+
+
+async def next_edit(request: Request) -> Response:
+    ctx: ApiContext = request.app.state.ctx
+    req = await decode(request, ctx.settings.limits, NextEditRequest)
+    ctx.check_model(req.model)
+    _check_size(ctx, sum(len(f.text) + sum(map(len, f.previous_texts)) for f in req.files))
+    query = next_edit_query(req, PositionEncoding(req.position_encoding))
+    cancel = ctx.cancel_token()
+    try:
+        result = await until_disconnect(request, ctx.backend.next_edit(query, cancel), cancel)
+    except BackendError as exc:
+        raise from_backend(exc) from None
+    return Response(msgspec.json.encode(result), media_type="application/json")
+
+
+def _within(result: NextEditResult, prompt: EditPrompt, uri: str) -> list[tuple[int, int, str]]:
+    """The predicted edits of the prompt's file that lie inside its region (code-point offsets)."""
+    starts = [0] + [i + 1 for i, ch in enumerate(prompt.text) if ch == "\n"]
+    out = []
+    for e in result.edits:
+        if e.uri != uri:
+            continue
+        s = starts[e.range.start.line] + e.range.start.character
+        t = starts[e.range.end.line] + e.range.end.character
+        if prompt.region[0] <= s <= t <= prompt.region[1]:
+            out.append((s, t, e.new_text))
+    out.sort()
+    keep, last = [], -1
+    for s, t, new in out:  # the highest-ranked edit wins where two overlap
+        if s >= last:
+            keep.append((s, t, new))
+            last = t
+    return keep
+
+
+async def edit_completions(request: Request) -> Response:
+    ctx: ApiContext = request.app.state.ctx
+    req = await decode(request, ctx.settings.limits, EditRequest)
+    model = ctx.check_model(req.model)
+    users = [m for m in req.messages if m.role == "user"]
+    if len(users) != 1:
+        raise ApiError(400, "send exactly one user message carrying the edit prompt", param="messages",
+                       code="invalid_edit_prompt")
+    prompt = parse_edit_prompt(users[0].content)
+    _check_size(ctx, len(prompt.text))
+    if ctx.settings.debug_log_user_code:
+        log.info("edit request for %r: %r", prompt.path, prompt.text[prompt.region[0]:prompt.region[1]])
+    uri = "file:///" + (prompt.path.lstrip("/") or "untitled")
+    cancel = ctx.cancel_token()
+    region = prompt.text[prompt.region[0]:prompt.region[1]]
+    try:
+        edits: list[tuple[int, int, str]] = []
+        prompt_tokens = completion_tokens = 0
+        if prompt.before is not None:
+            doc = DocState(uri, prompt.text, grammar_for("", uri), None, (prompt.before,), 1.0)
+            query = NextEditQuery((doc,), uri, prompt.cursor, PositionEncoding.UTF32)
+            result = await until_disconnect(request, ctx.backend.next_edit(query, cancel), cancel)
+            edits = _within(result, prompt, uri)
+        if edits:
+            base = prompt.region[0]
+            new_region = apply_edits(region, [(s - base, t - base, new) for s, t, new in edits])
+        else:  # nothing follows from the history: complete at the cursor
+            max_tokens = min(req.max_tokens or ctx.settings.limits.default_max_tokens, ctx.settings.limits.max_tokens)
+            spec = InfillSpec(prefix=prompt.text[:prompt.cursor], suffix=prompt.text[prompt.cursor:],
+                              max_tokens=max_tokens, preset=ctx.settings.preset,
+                              temperature=req.temperature or 0.0, single_line=True)
+            outcome = await until_disconnect(request, ctx.backend.infill(spec, cancel), cancel)
+            at = prompt.cursor - prompt.region[0]
+            new_region = region[:at] + outcome.text + region[at:]
+            prompt_tokens, completion_tokens = outcome.prompt_tokens, outcome.tokens
+    except BackendError as exc:
+        raise from_backend(exc) from None
+    body = EditResponse(id=completion_id(), created=int(time.time()), model=model,
+                        choices=[ChatChoice(message=AssistantMessage(content=new_region))],
+                        usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                                    total_tokens=prompt_tokens + completion_tokens))
+    return Response(msgspec.json.encode(body), media_type="application/json")
+
