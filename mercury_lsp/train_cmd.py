@@ -14,7 +14,13 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from mercury_lsp.train_gpu_cmd import add_gpu_subcommand, add_shard_options, export_shards_cmd
+from mercury_lsp.train_gpu_cmd import (
+    add_gpu_subcommand,
+    add_shard_options,
+    add_v2_options,
+    export_shards_cmd,
+    prepare_v2_cmd,
+)
 
 CACHE = Path.home() / ".cache" / "mercury-lsp"
 DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "human-eval-infilling"
@@ -31,6 +37,7 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
                       help="evaluation data checked for n-gram overlap (contamination)")
     prep.add_argument("--vocab-size", type=int, default=8192)
     prep.add_argument("--stdlib-only", action="store_true")
+    add_v2_options(prep)
     prep.set_defaults(func=_prepare)
 
     fit = tsub.add_parser("fit", help="train (resumable: rerun with the same --run to continue)")
@@ -82,6 +89,8 @@ def _add_data_and_run(p: argparse.ArgumentParser) -> None:
 
 
 def _prepare(args: argparse.Namespace) -> int:
+    if args.v2 or args.offline:
+        return prepare_v2_cmd(args)
     from engine.train.corpus import PYPI_PACKAGES, build_corpus
     from engine.train.tokens import prepare_tokens
 

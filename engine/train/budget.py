@@ -254,7 +254,9 @@ class BudgetTrainer:
                                "eager_step_s": eager, "compiled_step_s": compiled}
         self.log({"event": "compile", **self.compile_report})
 
-    def fit(self) -> dict:
+    def fit(self, until_tokens: int | None = None) -> dict:
+        """Train to the end of the budget, or pause at ``until_tokens`` (a learning-curve
+        point: the schedule still spans the whole budget)."""
         run = self.run
         start, start_elapsed = time.perf_counter(), self.elapsed
         last_save = last_eval = start
@@ -269,7 +271,7 @@ class BudgetTrainer:
             self._choose_compile()
             tick()
             window_t0, window_tokens = time.perf_counter(), 0
-        while self.progress() < 1.0:
+        while self.progress() < 1.0 and (until_tokens is None or self.tokens < until_tokens):
             tokens_before = self.tokens
             window_loss += self.train_step()
             window_tokens += self.tokens - tokens_before

@@ -33,13 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.train.corpus_v2 import tokenize
 from engine.train.decontam import ContaminationIndex
 from engine.train.gpu_args import EVAL_CANDIDATES, REPO, TOKENIZER, add_arguments
 from engine.train.installed import build_offline, installed_sources, manifest, stdlib_source
 from engine.train.recipe import ARMS, DEFAULT_ARM, GPU_SHAPE, SMOKE_SHAPE, RunConfig
 
 RESERVE_S = 40.0  # of the budget, kept for the final evaluation, checkpoint and shards
-TOKENIZE_CHUNK = 2048  # documents per encode_batch call
 # Below these a run cannot draw its windows (a few times the longest sequence, 512 tokens).
 MIN_TRAIN_TOKENS, MIN_HELDOUT_TOKENS = 10_000, 2_000
 
@@ -60,8 +60,6 @@ def contamination_index(path: Path | None) -> ContaminationIndex:
 def build_tokens(args: argparse.Namespace, index: ContaminationIndex) -> dict:
     """train.bin / heldout.bin (uint16) and corpus.json in ``work/corpus``, reused when an
     earlier call built them with the same settings on this machine."""
-    from tokenizers import Tokenizer
-
     tok_text = TOKENIZER.read_text(encoding="utf-8")
     key = hashlib.sha256(json.dumps([args.include, args.max_files, args.max_corpus_mb, index.source,
                                      hashlib.sha256(tok_text.encode()).hexdigest()]).encode()).hexdigest()[:16]
@@ -78,16 +76,10 @@ def build_tokens(args: argparse.Namespace, index: ContaminationIndex) -> dict:
         sources = [replace(s, files=s.files[: args.max_files]) for s in sources]
     train, held, report = build_offline(index, args.workers, sources=sources, refused=refused,
                                         max_bytes=int(args.max_corpus_mb * 1e6))
-    tok = Tokenizer.from_str(tok_text)
-    eot = tok.token_to_id("<|endoftext|>")
     counts = {}
     out.mkdir(parents=True, exist_ok=True)
     for split, docs in (("train", train), ("heldout", held)):
-        parts = []
-        for i in range(0, len(docs), TOKENIZE_CHUNK):
-            encs = tok.encode_batch([d["text"] for d in docs[i:i + TOKENIZE_CHUNK]], add_special_tokens=False)
-            parts.extend(np.asarray([*e.ids, eot], dtype=np.uint16) for e in encs)
-        arr = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint16)
+        arr = tokenize(docs, tok_text)
         arr.tofile(out / f"{split}.bin")
         counts[f"{split}_tokens"] = int(arr.size)
     info = {"key": key, **counts, "build_s": round(time.perf_counter() - t0, 1), "workers": args.workers,
@@ -110,6 +102,13 @@ def run_config(args: argparse.Namespace, train_minutes: float) -> RunConfig:
         if getattr(args, name) is not None:
             setattr(cfg, name, getattr(args, name))
     return cfg
+
+
+def load_split(corpus: Path, split: str):
+    """A split's token stream as an int32 tensor."""
+    import torch
+
+    return torch.from_numpy(np.fromfile(corpus / f"{split}.bin", dtype=np.uint16).astype(np.int32))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,13 +163,9 @@ def train_and_write(args: argparse.Namespace, corpus: dict, t0: float) -> int:
     tok_text = TOKENIZER.read_text(encoding="utf-8")
     tok = Tokenizer.from_str(tok_text)
     data = args.work / "corpus"
-
-    def load(split: str) -> torch.Tensor:
-        return torch.from_numpy(np.fromfile(data / f"{split}.bin", dtype=np.uint16).astype(np.int32))
-
     special = {n: tok.token_to_id(f"<|{t}|>") for n, t in (("mask", "mask"), ("pad", "pad"), ("eot", "endoftext"))}
     vocab = tok.get_vocab_size()
-    trainer = BudgetTrainer(cfg, load("train"), load("heldout"), newline_table(tok, vocab), vocab, special)
+    trainer = BudgetTrainer(cfg, load_split(data, "train"), load_split(data, "heldout"), newline_table(tok, vocab), vocab, special)
     n_params = trainer.model_cfg.num_parameters
     print(json.dumps({"parameters": n_params, "device": str(trainer.device), "train_minutes": round(train_minutes, 2),
                       "arm": args.arm}), flush=True)
