@@ -31,8 +31,20 @@ from engine.train.installed import (
     write_documents,
 )
 
-# v1's 18 packages and 33 more. Versions pinned; licences verified from each wheel.
-PYPI_PACKAGES_V2 = [*PYPI_PACKAGES]
+# v1's 18 packages and 52 more. Versions pinned; licences verified from each wheel.
+PYPI_PACKAGES_V2 = [*PYPI_PACKAGES,
+    "alembic==1.20.1", "apache-airflow==3.3.2", "astropy==8.0.2", "bokeh==3.10.2", "celery==5.7.0",
+    "cinder==29.0.0", "cirq-core==1.7.0", "dagster==1.13.29", "dask==2026.8.0", "diffusers==0.42.1",
+    "distributed==2026.8.0", "fastapi==0.165.0", "flax==0.12.12", "great-expectations==1.24.1",
+    "holoviews==1.23.2", "homeassistant==2025.1.4", "ipython==9.18.1", "jax==0.12.0.1", "keras==3.15.1",
+    "kombu==5.7.0", "langchain-community==0.4.2", "matplotlib==3.11.2", "mlflow==3.18.0", "mne==1.13.2",
+    "neutron==29.0.0", "nltk==3.10.4", "nova==34.0.0", "numba==0.68.1", "openpyxl==3.1.5", "optuna==5.0.0",
+    "pennylane==0.45.1", "pip==26.3", "prefect==3.9.1", "pydantic==2.14.4", "pymc==6.4.0",
+    "pyro-ppl==1.9.2", "qiskit==2.6.2", "ray==2.60.0", "scikit-image==0.26.0", "scipy==1.18.1",
+    "setuptools==84.2.1", "spacy==3.8.18", "sphinx==9.1.1", "sqlglot==30.30.0", "starlette==1.10.0",
+    "statsmodels==0.15.0", "streamlit==1.67.0", "tensorflow-probability==0.25.0", "tornado==6.6.1",
+    "transformers==5.24.0", "twisted==26.10.0", "xarray==2026.9.0",
+]
 TOKENIZER = Path(__file__).resolve().parents[1] / "models" / "mercury-coder-tiny" / "tokenizer.json"
 TOKENIZE_CHUNK = 2048  # documents per encode_batch call (the Rust tokenizer's threads)
 
