@@ -60,6 +60,7 @@ def wheel_source(spec: str, cache: Path) -> tuple[Source | None, str]:
         names = sorted(n for n in zf.namelist() if n.endswith(".py") and ".dist-info/" not in n)
         if not (root / ".done").exists():
             shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
             for n in names:
                 target = root / n
                 if root.resolve() not in target.resolve().parents:  # a hostile member name

@@ -37,7 +37,7 @@ from engine.train.corpus_v2 import tokenize
 from engine.train.decontam import ContaminationIndex
 from engine.train.gpu_args import EVAL_CANDIDATES, REPO, TOKENIZER, add_arguments
 from engine.train.installed import build_offline, installed_sources, manifest, stdlib_source
-from engine.train.recipe import ARMS, DEFAULT_ARM, GPU_SHAPE, SMOKE_SHAPE, RunConfig
+from engine.train.recipe import ARMS, DEFAULT_ARM, GPU_EMA_DECAY, GPU_SHAPE, SMOKE_SHAPE, RunConfig
 
 RESERVE_S = 40.0  # of the budget, kept for the final evaluation, checkpoint and shards
 # Below these a run cannot draw its windows (a few times the longest sequence, 512 tokens).
@@ -91,7 +91,9 @@ def build_tokens(args: argparse.Namespace, index: ContaminationIndex) -> dict:
 # ---------------------------------------------------------------------------- run
 def run_config(args: argparse.Namespace, train_minutes: float) -> RunConfig:
     smoke = args.smoke
-    cfg = RunConfig(run_dir=str(args.work / "run"), recipe=ARMS[args.arm], shape=SMOKE_SHAPE if smoke else GPU_SHAPE,
+    recipe = ARMS[args.arm]
+    recipe = replace(recipe, ema_decay=recipe.ema_decay or GPU_EMA_DECAY)
+    cfg = RunConfig(run_dir=str(args.work / "run"), recipe=recipe, shape=SMOKE_SHAPE if smoke else GPU_SHAPE,
                     seq_len=64 if smoke else 512, batch_size=8 if smoke else 256, minutes=train_minutes,
                     max_tokens=args.max_tokens, device=args.device, compile="off" if smoke else "auto",
                     log_every=5 if smoke else 25, eval_every_s=10.0 if smoke else 45.0,

@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from mercury_lsp.train_gpu_cmd import (
+from mercury_lsp.cli.train_gpu import (
     add_gpu_subcommand,
     add_shard_options,
     add_v2_options,

@@ -14,7 +14,7 @@ import argparse
 import os
 from pathlib import Path
 
-EMBEDDED_TOKENIZER = Path(__file__).resolve().parents[1] / "engine" / "models" / "mercury-coder-tiny" / "tokenizer.json"
+EMBEDDED_TOKENIZER = Path(__file__).resolve().parents[2] / "engine" / "models" / "mercury-coder-tiny" / "tokenizer.json"
 
 
 def add_gpu_subcommand(tsub: argparse._SubParsersAction) -> None:
