@@ -3,6 +3,8 @@
     mercury-lsp train prepare [--out DIR]           corpus + tokenizer + token arrays
     mercury-lsp train fit [--minutes M] [...]        train (resumes from --run if it exists)
     mercury-lsp train export --out engine/models/mercury-coder-tiny
+    mercury-lsp train gpu [...]                       one-call run (engine/train/GPU.md)
+    mercury-lsp train export --shards DIR --out DIR  a GPU run's shards -> a model directory
 """
 
 from __future__ import annotations
@@ -11,6 +13,14 @@ import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
+
+from mercury_lsp.cli.train_gpu import (
+    add_gpu_subcommand,
+    add_shard_options,
+    add_v2_options,
+    export_shards_cmd,
+    prepare_v2_cmd,
+)
 
 CACHE = Path.home() / ".cache" / "mercury-lsp"
 DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "human-eval-infilling"
@@ -27,6 +37,7 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
                       help="evaluation data checked for n-gram overlap (contamination)")
     prep.add_argument("--vocab-size", type=int, default=8192)
     prep.add_argument("--stdlib-only", action="store_true")
+    add_v2_options(prep)
     prep.set_defaults(func=_prepare)
 
     fit = tsub.add_parser("fit", help="train (resumable: rerun with the same --run to continue)")
@@ -66,7 +77,9 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     _add_data_and_run(exp)
     exp.add_argument("--out", type=Path, required=True)
     exp.add_argument("--model-card", type=Path, default=None)
+    add_shard_options(exp)
     exp.set_defaults(func=_export)
+    add_gpu_subcommand(tsub)
 
 
 def _add_data_and_run(p: argparse.ArgumentParser) -> None:
@@ -76,6 +89,8 @@ def _add_data_and_run(p: argparse.ArgumentParser) -> None:
 
 
 def _prepare(args: argparse.Namespace) -> int:
+    if args.v2 or args.offline:
+        return prepare_v2_cmd(args)
     from engine.train.corpus import PYPI_PACKAGES, build_corpus
     from engine.train.tokens import prepare_tokens
 
@@ -127,6 +142,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    if args.shards is not None:
+        return export_shards_cmd(args)
     from engine.train.trainer import export_run
 
     card = args.model_card.read_text() if args.model_card else None

@@ -1,0 +1,295 @@
+"""The budgeted trainer: one recipe (engine/train/recipe.py) for a wall-clock or token budget.
+
+Used by the one-call GPU run (engine/train/gpu_run.py), by its CPU smoke test and by the
+recipe comparison. Batches are made on the device (engine/train/batches.py); the loss is
+taken over every position with per-position weights (static shapes: no host sync per step,
+``torch.compile`` sees one graph). bf16 autocast, fused attention (``scaled_dot_product_attention``).
+
+Resumable: ``state.pt`` in the run directory (model, optimisers, EMA, step, tokens, elapsed
+time, the batch generator's state) is written atomically every ``save_every_s`` seconds and at
+the end; a run started again with the same directory continues from it. ``log.jsonl`` holds
+one line per log interval (loss, lr, tokens/s) and per evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from engine.config import ModelConfig
+from engine.model import Transformer
+from engine.train.batches import BatchSpec, DeviceBatcher, TensorBatch
+from engine.train.bpe import MASK_TOKEN, PAD_TOKEN
+from engine.train.optim import EMA, make_optimizers
+from engine.train.recipe import RunConfig
+from engine.train.trainer import init_weights
+
+COMPILE_PROBE_STEPS = 8  # timed steps per variant when compile="auto"
+EVAL_SEED = 99
+
+
+def model_config(run: RunConfig, vocab_size: int, shift: bool) -> ModelConfig:
+    s = run.shape
+    return ModelConfig(vocab_size=vocab_size, hidden_size=s.hidden_size, intermediate_size=s.intermediate_size,
+                       num_layers=s.num_layers, num_heads=s.num_heads, num_kv_heads=s.num_kv_heads,
+                       head_dim=s.hidden_size // s.num_heads, max_position_embeddings=s.max_position_embeddings,
+                       rope_theta=s.rope_theta, tie_word_embeddings=True, logits_shift=shift,
+                       model_type="mercury", mask_token=MASK_TOKEN, pad_token=PAD_TOKEN,
+                       context_tokens=min(s.max_position_embeddings, int(run.seq_len * 1.2)))
+
+
+def forward_hidden(model: Transformer, idx: Tensor, causal: bool) -> Tensor:
+    """[B, L, D] final hidden states; ``causal`` hides later positions (the autoregressive phase)."""
+    if not causal:
+        return model.forward_hidden(idx)[0]
+    L = idx.shape[1]
+    mask = torch.ones(L, L, dtype=torch.bool, device=idx.device).tril()
+    pos = torch.arange(L, device=idx.device).expand_as(idx)
+    x = model.embed_tokens(idx)
+    for layer in model.layers:
+        x, _ = layer(x, pos, model.rotary, mask, None)
+    return model.norm(x)
+
+
+def weighted_ce(model: Transformer, batch: TensorBatch, causal: bool, shift: bool) -> Tensor:
+    """Sum over positions of weight * cross-entropy, averaged over the batch's rows. With
+    ``shift`` the output at position i scores the token at i + 1.
+
+    On CUDA: bf16 autocast and the head over every position (static shapes, no host sync).
+    On the CPU: fp32 (this torch's bf16 matrix products are many times slower there) and the
+    head only over the positions with a loss (a host sync costs nothing there)."""
+    cuda = batch.inputs.device.type == "cuda"
+    with torch.autocast(batch.inputs.device.type, dtype=torch.bfloat16, enabled=cuda):
+        hidden = forward_hidden(model, batch.inputs, causal)
+        targets, weight = batch.tokens, batch.weight
+        if shift:
+            hidden, targets, weight = hidden[:, :-1], targets[:, 1:], weight[:, 1:]
+        if cuda:
+            hidden, targets, weight = hidden.flatten(0, 1), targets.flatten(), weight.flatten()
+        else:
+            sel = weight > 0
+            hidden, targets, weight = hidden[sel], targets[sel], weight[sel]
+        logits = model.lm_head(hidden)
+    ce = F.cross_entropy(logits.float(), targets, reduction="none")
+    return (ce * weight).sum() / batch.inputs.shape[0]
+
+
+class BudgetTrainer:
+    def __init__(self, run: RunConfig, train: Tensor, heldout: Tensor, newline: Tensor, vocab_size: int,
+                 special: dict[str, int]) -> None:
+        self.run = run
+        self.dir = Path(run.run_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.device = torch.device(run.device)
+        r = run.recipe
+        self.shift = r.objective == "ar_mdlm"
+        torch.manual_seed(run.seed)
+        self.model_cfg = model_config(run, vocab_size, self.shift)
+        self.model = Transformer(self.model_cfg)
+        init_weights(self.model, run.seed)
+        self.model.to(self.device)
+        self.opts = make_optimizers(self.model, r.optimizer, r.lr, r.weight_decay, self.device.type == "cuda")
+        self.ema = EMA(self.model, r.ema_decay) if r.ema_decay else None
+        spec = BatchSpec(run.seq_len, special["mask"], special["pad"], special["eot"], max_pad=r.max_pad,
+                         t_min=r.t_min, weight_t_floor=r.weight_t_floor, tail_frac=r.tail_frac, shift=self.shift)
+        self.batcher = DeviceBatcher(train.to(self.device), newline, spec, run.seed)
+        held = DeviceBatcher(heldout.to(self.device), newline, spec, EVAL_SEED)
+        # Fixed held-out probes: plain windows 15 % masked, and infill spans fully masked.
+        self.probes = {"heldout_ce": [held.diffusion(run.batch_size, 0.0, t=0.15) for _ in range(run.eval_batches)],
+                       "heldout_span_ce": [held.diffusion(run.batch_size, 1.0, t=1.0)
+                                           for _ in range(run.eval_batches)]}
+        self.step = self.tokens = 0
+        self.elapsed = 0.0
+        self.compile_report: dict = {}
+        self.loss_fn = weighted_ce
+        self._resume()
+
+    # ------------------------------------------------------------------ schedule
+    def progress(self) -> float:
+        p = [self.elapsed / (self.run.minutes * 60)] if self.run.minutes else []
+        p += [self.tokens / self.run.max_tokens] if self.run.max_tokens else []
+        return min(1.0, max(p)) if p else 0.0
+
+    def phase_causal(self) -> bool:
+        r = self.run.recipe
+        return r.objective == "ar_mdlm" and self.progress() < r.ar_frac
+
+    def lr(self) -> float:
+        r, p = self.run.recipe, self.progress()
+        if r.objective == "ar_mdlm":  # each phase gets its own warm-up and decay
+            p = p / r.ar_frac if p < r.ar_frac else (p - r.ar_frac) / (1 - r.ar_frac)
+        if p < r.warmup_frac:
+            return r.lr * max(p / r.warmup_frac, 0.01)
+        if r.schedule == "wsd":
+            left = 1 - p
+            return r.lr * (1.0 if left > r.warmdown_frac else max(left / r.warmdown_frac, r.min_lr_ratio * 0.1))
+        q = (p - r.warmup_frac) / (1 - r.warmup_frac)
+        return r.lr * (r.min_lr_ratio + (1 - r.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * q)))
+
+    # ------------------------------------------------------------------ state
+    def _resume(self) -> None:
+        path = self.dir / "state.pt"
+        if not path.exists():
+            (self.dir / "run_config.json").write_text(json.dumps(asdict(self.run), indent=2) + "\n")
+            return
+        state = torch.load(path, map_location=self.device, weights_only=False)
+        self.model.load_state_dict(state["model"])
+        for opt, s in zip(self.opts, state["optimizers"], strict=True):
+            opt.load_state_dict(s)
+        if self.ema is not None:
+            self.ema.load(state["ema"], state["step"])
+        self.batcher.set_state(state["batcher"].cpu())
+        self.step, self.tokens, self.elapsed = state["step"], state["tokens"], state["elapsed"]
+        self.log({"event": "resumed", "step": self.step, "tokens": self.tokens})
+
+    def save(self) -> None:
+        tmp = self.dir / "state.pt.tmp"
+        torch.save({"model": self.model.state_dict(), "optimizers": [o.state_dict() for o in self.opts],
+                    "ema": self.ema.shadow if self.ema else None, "batcher": self.batcher.state(),
+                    "step": self.step, "tokens": self.tokens, "elapsed": self.elapsed}, tmp)
+        os.replace(tmp, self.dir / "state.pt")
+        self.log({"event": "saved", "step": self.step, "tokens": self.tokens})
+
+    def log(self, rec: dict) -> None:
+        with (self.dir / "log.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+    def final_state(self) -> dict[str, Tensor]:
+        """The weights to ship: the EMA's when the recipe keeps one."""
+        state = self.ema.state_dict(self.model) if self.ema else dict(self.model.state_dict())
+        return {k: v.detach().cpu() for k, v in state.items()
+                if not (self.model_cfg.tie_word_embeddings and k == "lm_head.weight")}
+
+    # ------------------------------------------------------------------ evaluation
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """Plain mean cross-entropy (nats/token) on the fixed held-out probes, with the weights
+        that would be shipped (the EMA's when kept)."""
+        backup = None
+        if self.ema is not None:
+            backup = [p.detach().clone() for p in self.ema.params]
+            torch._foreach_copy_([p.data for p in self.ema.params], self.ema.shadow)
+        self.model.eval()
+        out = {}
+        for name, batches in self.probes.items():
+            total = count = 0.0
+            for b in batches:
+                plain = TensorBatch(b.tokens, b.inputs, (b.weight > 0).float())
+                total += float(self.loss_fn(self.model, plain, False, self.shift)) * b.inputs.shape[0]
+                count += float((plain.weight[:, 1:] if self.shift else plain.weight).sum())
+            out[name] = total / max(count, 1.0)
+        self.model.train()
+        if backup is not None:
+            torch._foreach_copy_([p.data for p in self.ema.params], backup)
+        return out
+
+    # ------------------------------------------------------------------ loop
+    def train_step(self) -> Tensor:
+        r = self.run.recipe
+        causal = self.phase_causal()
+        if causal:
+            batch = self.batcher.autoregressive(self.run.batch_size)
+        else:
+            batch = self.batcher.diffusion(self.run.batch_size, r.infill_frac)
+        lr = self.lr()
+        for opt in self.opts:
+            for g in opt.param_groups:
+                g["lr"] = lr
+        loss = self.loss_fn(self.model, batch, causal, self.shift)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        for opt in self.opts:
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        if self.ema is not None:
+            self.ema.update()
+        self.step += 1
+        self.tokens += batch.inputs.numel()
+        return loss.detach()
+
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    def _timed_steps(self, n: int) -> float:
+        self._sync()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            self.train_step()
+        self._sync()
+        return (time.perf_counter() - t0) / n
+
+    def _choose_compile(self) -> None:
+        """compile="on": compile; "auto": time eager against compiled steps (the compile's own
+        time excluded, it is sunk) and keep the faster; a failing compile falls back to eager."""
+        mode = self.run.compile
+        if mode == "off":
+            return
+        eager = self._timed_steps(COMPILE_PROBE_STEPS) if mode == "auto" else None
+        t0 = time.perf_counter()
+        try:
+            self.loss_fn = torch.compile(weighted_ce)
+            self.train_step()  # compiles
+            self._sync()
+            compile_s = time.perf_counter() - t0
+            compiled = self._timed_steps(COMPILE_PROBE_STEPS)
+        except Exception as exc:  # noqa: BLE001 - any compiler failure: eager still trains
+            self.loss_fn = weighted_ce
+            self.compile_report = {"compile": "failed", "error": str(exc).splitlines()[0][:300]}
+            self.log({"event": "compile", **self.compile_report})
+            return
+        keep = eager is None or compiled < eager
+        if not keep:
+            self.loss_fn = weighted_ce
+        self.compile_report = {"compile": "kept" if keep else "dropped", "compile_s": round(compile_s, 2),
+                               "eager_step_s": eager, "compiled_step_s": compiled}
+        self.log({"event": "compile", **self.compile_report})
+
+    def fit(self, until_tokens: int | None = None) -> dict:
+        """Train to the end of the budget, or pause at ``until_tokens`` (a learning-curve
+        point: the schedule still spans the whole budget)."""
+        run = self.run
+        start, start_elapsed = time.perf_counter(), self.elapsed
+        last_save = last_eval = start
+        window_t0, window_tokens, window_loss = start, 0, torch.zeros((), device=self.device)
+
+        def tick() -> None:
+            self.elapsed = start_elapsed + time.perf_counter() - start
+
+        if self.step == 0:
+            self.log({"event": "eval", "step": 0, "tokens": 0, **self.evaluate()})
+        if not self.compile_report:
+            self._choose_compile()
+            tick()
+            window_t0, window_tokens = time.perf_counter(), 0
+        while self.progress() < 1.0 and (until_tokens is None or self.tokens < until_tokens):
+            tokens_before = self.tokens
+            window_loss += self.train_step()
+            window_tokens += self.tokens - tokens_before
+            tick()
+            now = time.perf_counter()
+            if self.step % run.log_every == 0:
+                self.log({"step": self.step, "tokens": self.tokens, "loss": float(window_loss) / run.log_every,
+                          "lr": self.lr(), "tokens_per_s": window_tokens / (now - window_t0),
+                          "elapsed_s": round(self.elapsed, 2), "causal": self.phase_causal()})
+                window_t0, window_tokens, window_loss = time.perf_counter(), 0, torch.zeros((), device=self.device)
+            if now - last_eval > run.eval_every_s:
+                self.log({"event": "eval", "step": self.step, "tokens": self.tokens, **self.evaluate()})
+                last_eval = time.perf_counter()
+            if now - last_save > run.save_every_s:
+                self.save()
+                last_save = time.perf_counter()
+        final = {"event": "eval", "step": self.step, "tokens": self.tokens, **self.evaluate()}
+        self.log(final)
+        self.save()
+        return {"step": self.step, "tokens": self.tokens, "elapsed_s": self.elapsed,
+                "tokens_per_s": self.tokens / max(self.elapsed, 1e-9), **self.compile_report, **final}
