@@ -2,7 +2,7 @@
 
     python -m benchmarks.quality [--model DIR] [--benchmarks single-line,multi-line,random-span-light]
         [--limit N] [--seed S] [--max-tokens N] [--steps-grid 8,16,32] [--decode key=value ...]
-        [--out benchmarks/results/quality.json] [--canonical]
+        [--out benchmarks/results/quality.json] [--canonical] [--oracle-length]
         [--data-dir DIR] [--timeout S] [--workers N] [--device auto] [--dtype auto]
 
 For every task the engine fills ``prompt`` .. ``suffix`` (greedy by default) with at most
@@ -17,6 +17,9 @@ defaults (the fast sampler, balanced preset). ``--steps-grid`` re-runs generatio
 and plots pass@1 against denoising steps (``<out stem>.steps.png``). ``--canonical`` runs no
 model and executes ``canonical_solution``: the harness's self-check, which must score 100% on
 all 8,652 tasks (``--benchmarks all``); the exit status is 1 when it does not.
+``--oracle-length`` gives the model the true span length — the ceiling of any length policy:
+each task is decoded as a fixed-length fill (``allow_stop=False``, all masks from the start) of
+exactly the tokens the canonical solution adds to the prompt (``oracle_tokens``).
 
 Generation is timed per call after one untimed warm-up infill; tok/s = generated tokens (stop
 tokens excluded) / summed wall time of the ``engine.infill`` calls.
@@ -128,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--empty", action="store_true",
                    help="no model: every completion is empty (the floor a model has to beat: "
                         "some tasks pass without their line)")
+    p.add_argument("--oracle-length", action="store_true",
+                   help="decode every task with its true span length (the canonical solution's token "
+                        "count, no early stop): the ceiling of a length policy")
     p.add_argument("--data-dir", default=None,
                    help=f"directory of the HumanEval-infilling files (default: ${humaneval.ENV_DATA_DIR} "
                         f"or {humaneval.DEFAULT_DATA_DIR})")
@@ -164,8 +170,19 @@ def decode_options(decode: dict[str, object]):
     return options
 
 
+def oracle_tokens(engine, prob: Problem) -> int:
+    """The tokens the canonical solution adds to the prompt (at least 1): the true span length."""
+    full = engine.count_tokens(prob.prompt + prob.canonical_solution)
+    return max(1, full - engine.count_tokens(prob.prompt))
+
+
+def oracle_decode(decode: dict[str, object]) -> dict[str, object]:
+    """``decode`` as a fixed-length fill: no early stop, the whole span masked from the start."""
+    return {**decode, "allow_stop": False, "initial_span": 0}
+
+
 def generate(engine, problems: Sequence[Problem], max_tokens: int, decode: dict[str, object],
-             label: str) -> Generation:
+             label: str, oracle: bool = False) -> Generation:
     from engine.errors import EngineError
 
     completions, records = [], []
@@ -175,9 +192,10 @@ def generate(engine, problems: Sequence[Problem], max_tokens: int, decode: dict[
     trimmed = errors = 0
     last_report = time.monotonic()
     for i, prob in enumerate(problems):
+        n = oracle_tokens(engine, prob) if oracle else max_tokens
         t0 = time.perf_counter()
         try:
-            r = engine.infill(prob.prompt, prob.suffix, max_tokens, decode_options(decode))
+            r = engine.infill(prob.prompt, prob.suffix, n, decode_options(decode))
         except EngineError as exc:
             dt = time.perf_counter() - t0
             seconds += dt
@@ -242,7 +260,7 @@ def run_config(engine, suites: dict[str, list[Problem]], args: argparse.Namespac
             texts = ["" if args.empty else p.canonical_solution for p in problems]
             gen = Generation(texts, [{} for _ in problems], {})
         else:
-            gen = generate(engine, problems, max_tokens, decode, label)
+            gen = generate(engine, problems, max_tokens, decode, label, args.oracle_length)
         outcomes, exec_s = evaluate(problems, gen.completions, args, label)
         exact = [exact_match(c, p.canonical_solution) for c, p in zip(gen.completions, problems, strict=True)]
         statuses = Counter(o.status for o in outcomes)
@@ -253,7 +271,7 @@ def run_config(engine, suites: dict[str, list[Problem]], args: argparse.Namespac
             "pass@1": round(pass_at_1(outcomes), 6),
             "exact_match": round(sum(exact) / len(exact), 6) if exact else 0.0,
             "statuses": {s: statuses[s] for s in humaneval.STATUSES},
-            "max_tokens": None if engine is None else max_tokens,
+            "max_tokens": None if engine is None else "oracle" if args.oracle_length else max_tokens,
             "generation": gen.stats or None,
             "execution_s": round(exec_s, 3),
             "slowest_task_s": max((o.seconds for o in outcomes), default=0.0),
@@ -362,6 +380,10 @@ def run(args: argparse.Namespace) -> int:
     no_model = args.canonical or args.empty
     if no_model and (grid or decode):
         raise UsageError("--canonical/--empty run no model: --steps-grid and --decode do not apply")
+    if no_model and args.oracle_length:
+        raise UsageError("--canonical/--empty run no model: --oracle-length does not apply")
+    if args.oracle_length:
+        decode = oracle_decode(decode)
     if not no_model:
         decode.setdefault("seed", args.seed)
 
@@ -421,7 +443,8 @@ def run(args: argparse.Namespace) -> int:
         "mode": mode,
         "model": model_info,
         "decode": None if no_model else decode,
-        "max_tokens": None if no_model else {n: args.max_tokens or DEFAULT_MAX_TOKENS[n] for n in names},
+        "max_tokens": None if no_model else ("oracle" if args.oracle_length else
+                                             {n: args.max_tokens or DEFAULT_MAX_TOKENS[n] for n in names}),
         "data_dir": str(data_dir),
         "subset": None if args.limit is None else f"{args.limit} per benchmark, evenly spaced (i * n // limit)",
         "sandbox": {"timeout_s": args.timeout, "workers": args.workers or os.cpu_count(),

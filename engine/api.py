@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from engine import edit as _edit
+from engine import length as _length
 from engine.canvas import Canvas, build_canvas
 from engine.config import ModelConfig
 from engine.errors import InvalidRequestError
@@ -183,11 +184,11 @@ class Engine:
                 callback: Callable[[StepEvent], None] | None) -> list[InfillResult]:
         """The one dispatch from canvases to a sampler.
 
-        A length policy plugs in here: fan each canvas out into candidate span lengths
-        (``Canvas`` with other ``span_len``, decoded with ``allow_stop=False`` and
-        ``initial_span=WHOLE_SPAN``), submit them together (the scheduler batches them into the
-        same forwards), and pick one result per request by the model's own scores
-        (``InfillResult.confidences``, i.e. ``SpanState.conf``) — selected by an options field.
+        With the length policy (``opts.length == "search"``, engine/length.py) each canvas fans
+        out into candidate span lengths, decoded as fixed-length fills; every candidate of
+        every request is submitted together (the scheduler batches them into the same forwards)
+        and one result per request is picked by the model's own scores. Per-step callbacks are
+        not sent for candidates (their steps interleave).
         """
         if opts.sampler == "reference":
             results = []
@@ -195,8 +196,17 @@ class Engine:
                 with self._lock:
                     results.append(reference_infill(self.model, self.tokenizer, canvas, opts, cancel, callback))
             return results
-        futures = [self.scheduler.submit(c, opts, cancel, callback) for c in canvases]
-        return [f.result() for f in futures]
+        if not _length.applies(opts):
+            futures = [self.scheduler.submit(c, opts, cancel, callback) for c in canvases]
+            return [f.result() for f in futures]
+        plans = [_length.plan(c, opts) for c in canvases]
+        sub = _length.candidate_options(opts)
+        futures = [[self.scheduler.submit(c, sub, cancel) for c in cands] for cands in plans]
+        results = []
+        for cands, futs in zip(plans, futures, strict=True):
+            found = [f.result() for f in futs]
+            results.append(_length.merge(found, _length.choose(self.model, self.tokenizer, cands, found)))
+        return results
 
     # ------------------------------------------------------------------ edits (engine/edit.py)
     def token_scores(self, text: str, stride: int = 8, *,

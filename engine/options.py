@@ -18,11 +18,13 @@ Sampler = Literal["fast", "reference"]
 Preset = Literal["fast", "balanced", "quality"]
 Confidence = Literal["max_prob", "margin", "neg_entropy"]
 Cache = Literal["dual", "none"]
+Length = Literal["search", "off"]
 
 SAMPLERS: tuple[str, ...] = get_args(Sampler)
 PRESET_NAMES: tuple[str, ...] = get_args(Preset)
 CONFIDENCE_KINDS: tuple[str, ...] = get_args(Confidence)
 CACHE_MODES: tuple[str, ...] = get_args(Cache)
+LENGTH_POLICIES: tuple[str, ...] = get_args(Length)
 DEFAULT_SAMPLER: Sampler = "fast"
 DEFAULT_PRESET: Preset = "balanced"
 EXACT_BLOCK = 10**6  # a block longer than any span: the exact path has one block
@@ -68,6 +70,10 @@ class InfillOptions:
     min_per_step: int | None = None
     initial_span: int | None = None  # WHOLE_SPAN (0): no growth, all max_tokens masks at once
     refresh_every: int | None = None
+    # Length policy (engine/length.py): "search" decodes the candidate span lengths as one batch
+    # and keeps the fill the model scores best; "off" lets padding/EOS end one long span.
+    length: Length = "off"  # "search" not yet the default: unmeasured on all 1,033 tasks (issue 11)
+    length_candidates: tuple[int, ...] | None = None  # None: engine.length.DEFAULT_LENGTHS
 
     def validate(self) -> None:
         _one_of("sampler", self.sampler, SAMPLERS)
@@ -90,6 +96,12 @@ class InfillOptions:
             raise InvalidRequestError(f"initial_span must be an integer >= 0, got {self.initial_span!r}")
         if self.refresh_every is not None and (not _is_int(self.refresh_every) or self.refresh_every < 0):
             raise InvalidRequestError(f"refresh_every must be an integer >= 0, got {self.refresh_every!r}")
+        _one_of("length", self.length, LENGTH_POLICIES)
+        cands = self.length_candidates
+        if cands is not None and (not isinstance(cands, tuple | list) or not cands
+                                  or not all(_is_int(n) and n > 0 for n in cands)):
+            raise InvalidRequestError(f"length_candidates must be a non-empty tuple of positive integers, "
+                                      f"got {cands!r}")
 
     def schedule(self) -> Schedule:
         """The fast sampler's schedule: the preset's, with this object's overrides; ``steps``
@@ -102,10 +114,10 @@ class InfillOptions:
 
 
 def exact_options(**overrides) -> InfillOptions:
-    """The fast sampler on its exact path (no cache, no blocks, no growth, one token per step):
-    at temperature 0 it reproduces the reference sampler."""
+    """The fast sampler on its exact path (no cache, no blocks, no growth, one token per step,
+    no length policy): at temperature 0 it reproduces the reference sampler."""
     base = dict(sampler="fast", cache="none", block_size=EXACT_BLOCK, steps=EXACT_BLOCK,
-                initial_span=WHOLE_SPAN)
+                initial_span=WHOLE_SPAN, length="off")
     return InfillOptions(**{**base, **overrides})
 
 

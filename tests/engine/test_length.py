@@ -1,0 +1,75 @@
+"""The length policy (engine/length.py): candidate spans, scores and the choice in Engine._decode."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from engine import Engine
+from engine import length as L
+from engine.canvas import Canvas
+from engine.errors import InvalidRequestError
+from engine.options import InfillOptions, exact_options
+from engine.testing import make_tiny_checkpoint
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+PREFIX, SUFFIX = "def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return Engine.load(make_tiny_checkpoint(tmp_path_factory.mktemp("tiny")), device="cpu", dtype="float32")
+
+
+def test_plan_caps_dedupes_and_counts_the_healed_token():
+    opts = InfillOptions(length="search", length_candidates=(9, 3, 20, 3))
+    healed = Canvas([1, 2], [3], span_len=10 + 1, heal_bytes=b"\n", trimmed=False)
+    assert [c.span_len for c in L.plan(healed, opts)] == [3 + 1, 9 + 1, 10 + 1]
+    plain = Canvas([1, 2], [3], span_len=10, heal_bytes=b"", trimmed=False)
+    assert [c.span_len for c in L.plan(plain, opts)] == [3, 9, 10]
+
+
+def test_policy_applies_only_to_free_length_fast_decoding():
+    assert L.applies(InfillOptions(length="search"))
+    assert not L.applies(InfillOptions(length="off"))
+    assert not L.applies(InfillOptions(length="search", allow_stop=False))
+    assert not L.applies(InfillOptions(length="search", sampler="reference"))
+    assert not L.applies(exact_options())
+    sub = L.candidate_options(InfillOptions(length="search"))
+    assert (sub.allow_stop, sub.initial_span, sub.length) == (False, 0, "off")
+
+
+@pytest.mark.parametrize("bad", [dict(length="guess"), dict(length_candidates=()),
+                                 dict(length_candidates=(4, 0)), dict(length_candidates=(2.5,))])
+def test_bad_length_options_are_refused(bad):
+    with pytest.raises(InvalidRequestError):
+        InfillOptions(**bad).validate()
+
+
+def test_search_returns_the_best_scored_fixed_length_candidate(tiny):
+    cands = (2, 4, 7)
+    got = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="search", length_candidates=cands))
+    fixed = [tiny.infill(PREFIX, SUFFIX, n, L.candidate_options(InfillOptions())) for n in cands]
+    canvases = L.plan(_canvas(tiny, 16), InfillOptions(length_candidates=cands))
+    choice = L.choose(tiny.model, tiny.tokenizer, canvases, fixed)
+    assert got.text == fixed[choice.index].text
+    assert got.forwards == sum(r.forwards for r in fixed)
+    assert all(math.isfinite(s) for s in choice.scores)
+    assert choice.scores[choice.index] == max(choice.scores)
+
+
+def test_join_score_is_a_log_probability_and_zero_without_suffix(tiny):
+    canvas = _canvas(tiny, 6)
+    result = tiny.infill(PREFIX, SUFFIX, 6, L.candidate_options(InfillOptions()))
+    (score,) = L.join_scores(tiny.model, tiny.tokenizer, [canvas], [result])
+    assert score < 0 and math.isfinite(score)
+    bare = Canvas(canvas.prefix_ids, [], canvas.span_len, canvas.heal_bytes, False)
+    assert L.join_scores(tiny.model, tiny.tokenizer, [bare], [result]) == [0.0]
+
+
+def _canvas(engine: Engine, max_tokens: int) -> Canvas:
+    from engine.canvas import build_canvas
+
+    return build_canvas(engine.tokenizer, PREFIX, SUFFIX, max_tokens, engine.context_tokens, True)
