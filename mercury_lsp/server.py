@@ -32,11 +32,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from mercury_lsp import __version__
+from mercury_lsp import __version__, sync_lsp
 from mercury_lsp.completion import CompletionService, completion_items, inline_items
 from mercury_lsp.config import Settings, parse_settings, problems_message
 from mercury_lsp.documents import DocumentStore, PositionEncoding, PositionError
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
+from mercury_lsp.framing import FrameLimits, FrameReader
+from mercury_lsp.jsonrpc import Reject, check_message, public_error
 from mercury_lsp.schema import (
     STATS_REQUEST,
     STATUS_NOTIFICATION,
@@ -75,6 +77,16 @@ class MercuryProtocol(LanguageServerProtocol):
             if isinstance(data, dict) and "id" in data and "method" in data:
                 return _BadRequest(data["id"], str(data["method"]))
             raise
+
+    def _send_response(self, msg_id, result=None, error=None) -> None:
+        super()._send_response(msg_id, result, public_error(error, msg_id) if error is not None else None)
+
+    def bad_notification(self, data: dict, exc: Exception) -> None:
+        """A notification whose params could not be read (requests get InvalidParams instead)."""
+        method = data.get("method")
+        log.warning("unreadable %s notification dropped: %s", method, type(exc).__name__)
+        if self.initialize_seen:
+            self._server.unreadable_notification(method, data.get("params"))
 
     def _error(self, msg_id, code: int, message: str) -> None:
         self._send_response(msg_id, error=lsp.ResponseError(code=code, message=message))
@@ -164,6 +176,9 @@ class MercuryServer(LanguageServer):
 
     def warn(self, message: str, kind: lsp.MessageType = lsp.MessageType.Warning) -> None:
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
+
+    def unreadable_notification(self, method: str | None, params: Any) -> None:
+        sync_lsp.unreadable_notification(self, method, params)
 
     def report_server_error(self, error: Exception, source) -> None:
         log.error("internal error (%s): %s", getattr(source, "__name__", source), type(error).__name__)
@@ -290,7 +305,8 @@ def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> Me
             rng = getattr(ch, "range", None)
             key = None if rng is None else (rng.start.line, rng.start.character, rng.end.line, rng.end.character)
             changes.append((key, ch.text))
-        ls.docs.change(params.text_document.uri, params.text_document.version, changes, ls.position_encoding)
+        sync_lsp.apply_change(ls, params.text_document.uri, params.text_document.version, changes,
+                              ls.position_encoding)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MercuryServer, params: lsp.DidCloseTextDocumentParams) -> None:
@@ -325,6 +341,7 @@ def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> Me
 
     from mercury_lsp import next_edit_lsp  # next-edit suggestions (issue #6)
     next_edit_lsp.register(server)
+    sync_lsp.register(server)
     return server
 
 
@@ -388,37 +405,30 @@ def set_log_level(settings: Settings) -> None:
 
 
 # ---------------------------------------------------------------------------- transport
-async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol) -> int:
-    """Read framed JSON-RPC messages and handle them in order until ``exit`` or end of input."""
+async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
+                       limits: FrameLimits | None = None) -> int:
+    """Read framed JSON-RPC messages and handle them in order until ``exit`` or end of input.
+
+    No input ends the loop but ``exit`` or the end of input: bad frames and bad messages are
+    answered with one error each (``framing``, ``jsonrpc``) and the stream goes on.
+    """
+    frames = FrameReader(reader, limits)
     while protocol.exit_code is None:
-        length = None
-        while True:
-            line = await reader.readline()
-            if not line:
-                return 0 if protocol._shutdown else 1
-            if line in (b"\r\n", b"\n"):
-                break
-            name, _, value = line.decode("ascii", "replace").partition(":")
-            if name.strip().lower() == "content-length":
-                try:
-                    length = int(value.strip())
-                except ValueError:
-                    length = None
-        if length is None or length < 0:
-            log.warning("message without a valid Content-Length header skipped")
-            continue
-        try:
-            body = await reader.readexactly(length)
-        except asyncio.IncompleteReadError:
+        data = await frames.next()
+        if data is None:
             return 0 if protocol._shutdown else 1
-        try:
-            message = json.loads(body, object_hook=protocol.structure_message)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            protocol._send_data({"jsonrpc": "2.0", "id": None,
-                                 "error": {"code": lsp.ErrorCodes.ParseError, "message": "parse error"}})
+        reject = data if isinstance(data, Reject) else check_message(data)
+        if reject is not None:
+            log.warning("message refused (%d): %s", reject.code, reject.message)
+            protocol._send_data(reject.response())
             continue
+        try:
+            message = protocol.structure_message(data)
         except JsonRpcException as exc:
-            log.warning("unreadable notification dropped: %s", type(exc).__name__)
+            protocol.bad_notification(data, exc)
+            continue
+        except Exception as exc:  # a converter failure must not end the stream
+            log.warning("message could not be read: %s", type(exc).__name__)
             continue
         try:
             protocol.handle_message(message)
