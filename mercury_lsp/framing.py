@@ -14,6 +14,7 @@ input can kill the reader or leave it deaf.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from dataclasses import dataclass
 
@@ -96,8 +97,11 @@ class FrameReader:
             got = await self._fill(stall=True)
             if got == "eof":
                 return None  # the peer went away mid-message: nothing to answer
-            if got == "stall" and is_complete_json(bytes(buf)):
-                return self._take_all("Content-Length larger than the body")
+            if got == "stall" and ((inner := _HEADER_START.search(buf, 1)) or is_complete_json(bytes(buf))):
+                end = inner.start() if inner else len(buf)
+                raw = bytes(buf[:end])
+                del buf[:end]
+                return _reject_for(raw, "Content-Length larger than the body")
         body = bytes(buf[:length])
         decoded = decode_body(body)
         if not isinstance(decoded, Reject) or decoded.code != PARSE_ERROR:
@@ -105,6 +109,10 @@ class FrameReader:
             return decoded
         # The body does not parse: either its length lied (too large: the next header is inside;
         # too short: its tail follows), or it is bad in itself.
+        end = _json_end(body)
+        if end is not None and end < len(body):  # one value, then the start of the next frame
+            del buf[:end]
+            return _reject_for(body[:end], "Content-Length larger than the body")
         inner = _HEADER_START.search(body, 1)
         if inner is not None:
             del buf[:inner.start()]
@@ -167,6 +175,17 @@ def _content_length(header: bytes, limit: int) -> tuple[int, str | None]:
     if length > limit:
         return 0, f"message of {length} bytes is over the limit of {limit} bytes"
     return length, None
+
+
+def _json_end(data: bytes) -> int | None:
+    """Byte offset where the JSON value at the start of ``data`` ends, if one does."""
+    text = data.decode("utf-8", "surrogateescape")
+    start = len(text) - len(text.lstrip())
+    try:
+        _, end = json.JSONDecoder().raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None
+    return len(text[:end].encode("utf-8", "surrogateescape"))
 
 
 def _reject_for(raw: bytes, reason: str) -> Reject:
