@@ -14,8 +14,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-Preset = Literal["fast", "balanced", "quality"]
-Sampler = Literal["auto", "reference", "fast"]
+from engine.options import Preset
+
+Sampler = Literal["auto", "reference", "fast"]  # "auto": the engine's default (the fast sampler)
 LogLevel = Literal["error", "warning", "info", "debug"]
 SyntaxGuard = Literal["drop", "off"]
 CompletionFallback = Literal["auto", "always", "never"]
@@ -60,6 +61,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     drop_max_candidates: Annotated[int, Meta(ge=0, le=256)] = 6
     drop_window_chars: Annotated[int, Meta(ge=1, le=100_000)] = 1200  # text scored around the edit (each side)
     score_stride: Annotated[int, Meta(ge=1, le=64)] = 8  # token_scores: spacing of tokens masked together
+    # A request (and the client applying its edits) gives up after this; a cold CPU model
+    # refilling dozens of locations takes seconds, never this long.
+    timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000
 
 
 class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):

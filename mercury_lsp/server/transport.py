@@ -1,0 +1,129 @@
+"""The JSON-RPC transport: framed messages read from stdio or a TCP connection, handled strictly
+in arrival order; a request's handler takes its document snapshot before the next message is read.
+
+``run_stdio`` and ``run_tcp`` wire one ``MercuryServer`` per connection (one model for all).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import threading
+
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
+
+from mercury_lsp.config import Settings
+from mercury_lsp.engine_client import EngineClient
+from mercury_lsp.server.app import build_server
+from mercury_lsp.server.framing import FrameLimits, FrameReader
+from mercury_lsp.server.jsonrpc import Reject, check_message
+from mercury_lsp.server.protocol import MercuryProtocol
+from mercury_lsp.syntax import Grammars
+
+log = logging.getLogger("mercury_lsp")
+
+READ_CHUNK = 1 << 16  # bytes per read from stdin: one pipe buffer
+
+
+async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
+                       limits: FrameLimits | None = None) -> int:
+    """Read framed JSON-RPC messages and handle them in order until ``exit`` or end of input.
+
+    Nothing else ends the loop: a bad frame or message is answered with one error (``framing``,
+    ``jsonrpc``) and reading goes on at the next frame.
+    """
+    frames = FrameReader(reader, limits)
+    while protocol.exit_code is None:
+        data = await frames.next()
+        if data is None:
+            return 0 if protocol.shut_down else 1
+        reject = data if isinstance(data, Reject) else check_message(data)
+        if reject is not None:
+            protocol.send_reject(reject)
+            continue
+        try:
+            message = protocol.structure_message(data)
+        except JsonRpcException as exc:
+            protocol.bad_notification(data, exc)
+            continue
+        except Exception as exc:  # a converter failure must not end the stream
+            log.warning("message could not be read: %s", type(exc).__name__)
+            continue
+        try:
+            protocol.handle_message(message)
+        except Exception:
+            log.exception("failed to handle a message")
+        # Let a request's handler start (it takes its document snapshot synchronously) before
+        # the next message, e.g. a didChange already buffered, is applied.
+        await asyncio.sleep(0)
+    return protocol.exit_code
+
+
+async def _stdin_reader() -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=READ_CHUNK)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+        return reader
+    except (ValueError, OSError, NotImplementedError):
+        pass
+    fd = sys.stdin.fileno()
+
+    def pump() -> None:  # daemon thread: never keeps the process alive
+        while True:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                loop.call_soon_threadsafe(reader.feed_eof)
+                return
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+
+    threading.Thread(target=pump, name="mercury-stdin", daemon=True).start()
+    return reader
+
+
+async def run_stdio(base: Settings) -> int:
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but protocol messages may reach the client's pipe
+    engine, grammars = EngineClient(), Grammars()
+    server = build_server(base, engine, grammars)
+    server.protocol.set_writer(StdoutWriter(out))
+    try:
+        return await serve_stream(await _stdin_reader(), server.protocol)
+    finally:
+        server.close()
+        engine.close()
+
+
+async def run_tcp(base: Settings, host: str, port: int) -> int:
+    engine, grammars = EngineClient(), Grammars()  # one model for every connection
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server = build_server(base, engine, grammars)
+        server.protocol.set_writer(writer)
+        try:
+            await serve_stream(reader, server.protocol)
+        finally:
+            server.close()
+            writer.close()
+
+    srv = await asyncio.start_server(connection, host, port)
+    addr = srv.sockets[0].getsockname()
+    print(f"mercury-lsp: listening on {addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
+    async with srv:
+        await srv.serve_forever()
+    return 0
+
+
+def run(coro) -> int:
+    """Run the server's coroutine on uvloop (asyncio where uvloop is unavailable)."""
+    try:
+        import uvloop
+    except ImportError:  # Windows
+        return asyncio.run(coro)
+    return uvloop.run(coro)
