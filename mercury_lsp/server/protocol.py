@@ -35,6 +35,7 @@ class MercuryProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         self.initialize_seen = False
         self.exit_code: int | None = None
+        self.token: str | None = None  # required in ``initialize`` (TCP with --token-file)
 
     @property
     def shut_down(self) -> bool:

@@ -17,6 +17,7 @@ from pygls.io_ import StdoutWriter
 
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
+from mercury_lsp.server.access import admit
 from mercury_lsp.server.app import build_server
 from mercury_lsp.server.framing import FrameLimits, FrameReader
 from mercury_lsp.server.jsonrpc import Reject, check_message
@@ -41,6 +42,10 @@ async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
         if data is None:
             return 0 if protocol.shut_down else 1
         reject = data if isinstance(data, Reject) else check_message(data)
+        if reject is None and not protocol.initialize_seen:
+            if (reject := admit(data, protocol.token)) is not None:
+                protocol.send_reject(reject)
+                return 1  # a wrong token ends the connection
         if reject is not None:
             protocol.send_reject(reject)
             continue
@@ -94,21 +99,34 @@ async def run_stdio(base: Settings) -> int:
     server = build_server(base, engine, grammars)
     server.protocol.set_writer(StdoutWriter(out))
     try:
-        return await serve_stream(await _stdin_reader(), server.protocol)
+        return await serve_stream(await _stdin_reader(), server.protocol,
+                                  FrameLimits(max_message_bytes=base.max_message_bytes))
     finally:
         server.close()
         engine.close()
 
 
-async def run_tcp(base: Settings, host: str, port: int) -> int:
+async def run_tcp(base: Settings, host: str, port: int, token: str | None = None) -> int:
+    """Serve every TCP connection with one model; ``token``: required from each client
+    (``access``: the command line refuses a non-loopback host without one)."""
     engine, grammars = EngineClient(), Grammars()  # one model for every connection
+    connected = 0
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connected
+        connected += 1
+        if connected > 1:
+            log.warning("WARNING: %d clients are connected to this daemon; they share its model and its "
+                        "engine-wide settings (each keeps its own documents and per-connection settings)",
+                        connected)
         server = build_server(base, engine, grammars)
+        server.shared = True
+        server.protocol.token = token
         server.protocol.set_writer(writer)
         try:
-            await serve_stream(reader, server.protocol)
+            await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes))
         finally:
+            connected -= 1
             server.close()
             writer.close()
 

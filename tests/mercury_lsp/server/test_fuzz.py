@@ -39,6 +39,7 @@ from tests.support.server import serve_command
 DEFAULT_CASES = {"stdio": int(os.environ.get("FUZZ_CASES", 1500)), "tcp": 500}  # 2,000 in the default suite
 SLOW_CASES = {"stdio": 10_000, "tcp": 2_000}
 HEALTH_EVERY = 100  # messages
+DAMAGE_PAD = 400  # more than any length a mutation adds
 ANSWER_TIMEOUT_S = 60.0
 MODEL_URIS = [f"file:///fuzz/model-{i}.py" for i in range(3)]
 RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "fuzz.json"
@@ -112,6 +113,9 @@ class Session:
             raw, how = data.draw(mutated_frame(json.dumps(message).encode()), label="frame")
             if how != "none":
                 t.frames_mutated += 1
+                # A frame whose length lies eats the bytes after it: whitespace (skipped between
+                # frames) takes the damage, so the next frame's fate is known to the model.
+                raw += b" " * (len(raw) + DAMAGE_PAD)
             elif is_request and isinstance(message, dict) and "id" in message:
                 expected.append(message["id"])
                 sent[message["id"]] = message
