@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mercury_lsp.edits import checked_changes, clean_text
+from mercury_lsp.memory import TRIM_AFTER_CHARS, release_free_memory
 from mercury_lsp.schema import EditRecord
 from mercury_lsp.text import (
     NEWLINE,
@@ -284,9 +285,12 @@ class DocumentStore:
         return doc
 
     def close(self, uri: str) -> None:
-        self._docs.pop(uri, None)
+        doc = self._docs.pop(uri, None)
         self._out_of_sync.discard(uri)
         self.history.forget(uri)
+        if doc is not None and len(doc.text) >= TRIM_AFTER_CHARS:
+            del doc
+            release_free_memory()
 
     def change(self, uri: str, version: int, changes: list[tuple[tuple[int, int, int, int] | None, str]],
                enc: PositionEncoding) -> Document | None:
