@@ -52,6 +52,8 @@ def decode_body(body: bytes) -> dict | list | Reject:
                       scan_id(body))
     except ValueError:  # JSONDecodeError, and integers past Python's digit limit
         return Reject(PARSE_ERROR, "parse error: the body is not valid JSON", scan_id(body))
+    if not isinstance(data, dict | list):  # (also: JSON null must not read as "end of input")
+        return Reject(INVALID_REQUEST, "a message must be a JSON object")
     if json_depth(data) > MAX_JSON_DEPTH:
         msg_id = data.get("id") if isinstance(data, dict) else None
         return Reject(INVALID_REQUEST, f"JSON nested deeper than {MAX_JSON_DEPTH} levels",

@@ -79,6 +79,11 @@ def test_deep_nesting_and_long_header_lines():
     assert out[2].code == INVALID_REQUEST and out[2].id == 3  # decoded, but deeper than allowed
 
 
+def test_json_null_is_a_bad_message_not_the_end_of_input():
+    out = asyncio.run(read_all(frame(b"null") + frame(b"5") + GOOD))
+    assert [type(x).__name__ for x in out] == ["Reject", "Reject", "dict"]
+
+
 def test_message_size_limit():
     limits = FrameLimits(max_message_bytes=64)
     out = asyncio.run(read_all(frame(b'{"id": 9, "x": "' + b"a" * 200 + b'"}') + GOOD, limits=limits))

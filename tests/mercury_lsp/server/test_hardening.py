@@ -173,3 +173,9 @@ async def test_errors_never_carry_tracebacks(server: RawClient):
     with pytest.raises(RpcError) as err:
         await server.request("mercury/documentState", {"textDocument": {"uri": 5}})
     assert "Traceback" not in str(err.value) and "File \"" not in str(err.value)
+
+
+async def test_json_null_and_scalars_do_not_end_the_stream(server: RawClient):
+    for body in (b"null", b"5", b'"x"'):  # found by the fuzz suite: null once read as "end of input"
+        server.send_raw(body)
+    await healthy(server)
