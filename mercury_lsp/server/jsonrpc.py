@@ -93,7 +93,8 @@ def json_depth(value: Any) -> int:
 
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]')
-_ID_VALUE = re.compile(rb'\s*:\s*(-?\d{1,18}(?![.eE\d])|"(?:[^"\\]|\\.){0,256}")')
+# A value must be followed by its delimiter: in a cut body, "id": 4 may be the start of 4779.
+_ID_VALUE = re.compile(rb'\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")(?=\s*[,}])')
 
 
 def scan_id(raw: bytes) -> int | str | None:

@@ -130,9 +130,11 @@ def test_message_checks(message, code):
 
 def test_scan_id_reads_top_level_ids_only():
     assert scan_id(b'{"jsonrpc": "2.0", "id": 12, "method": "x", "params": {"text": "abc') == 12
-    assert scan_id(b'{"params": {"id": 5}, "id": "a\\"b"') == 'a"b'
+    assert scan_id(b'{"params": {"id": 5}, "id": "a\\"b"}') == 'a"b'
     assert scan_id(b'{"method": "id", "params": [{"id": 3}]') is None
     assert scan_id(b'{"id": 1.5}') is None
+    assert scan_id(b'{"jsonrpc": "2.0", "id": 4') is None  # cut: may be the start of 4779
+    assert scan_id(b'{"id": "ab') is None
 
 
 def test_internal_errors_carry_no_traceback(caplog):
