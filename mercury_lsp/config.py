@@ -44,7 +44,8 @@ class ContextOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, 
     suffix_share: Annotated[float, Meta(ge=0.0, le=0.9)] = 0.25  # of the budget, for text after the cursor
     safety_margin: Annotated[float, Meta(ge=0.5, le=1.0)] = 0.9  # of the estimated chars, against estimate error
     reserved_tokens: Annotated[int, Meta(ge=0, le=256)] = 8  # kept free for boundary healing / specials
-    max_context_tokens: Annotated[int, Meta(ge=32)] | None = None  # None: the model's own budget
+    # None: the model's own budget; at most 2^20 tokens, past every supported model's context.
+    max_context_tokens: Annotated[int, Meta(ge=32, le=1 << 20)] | None = None
     max_lines: Annotated[int, Meta(ge=1, le=200)] = 16  # most lines a multi-line suggestion may have
 
 
@@ -121,6 +122,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     # once (no model call), as Copilot and Tabby do; off, the cache answers only exact repeats.
     typeahead: bool = True
     max_file_bytes: Annotated[int, Meta(ge=1)] = 8 * 1024 * 1024  # larger documents get no suggestions
+    # Largest JSON-RPC message the daemon reads (from its command line; bad frames past it are refused).
+    max_message_bytes: Annotated[int, Meta(ge=1024 * 1024, le=1024 * 1024 * 1024)] = 64 * 1024 * 1024
     syntax_max_bytes: Annotated[int, Meta(ge=0)] = 1024 * 1024  # larger documents: line-based windows
     backend: BackendSettings | None = None  # a remote backend instead of the local model
     # Logging.

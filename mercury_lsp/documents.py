@@ -14,6 +14,8 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from mercury_lsp.edits import checked_changes, clean_text
+from mercury_lsp.memory import TRIM_AFTER_CHARS, release_free_memory
 from mercury_lsp.schema import EditRecord
 from mercury_lsp.text import (
     NEWLINE,
@@ -258,9 +260,16 @@ class DocumentStore:
         self._grammar_for = grammar_for  # (language_id, uri) -> grammar name | None
         self.history = history if history is not None else EditHistory()
         self.syntax_max_bytes = SYNTAX_MAX_BYTES
+        self._out_of_sync: set[str] = set()
 
-    def get(self, uri: str) -> Document | None:
-        return self._docs.get(uri)
+    def get(self, uri: str) -> Document | None:  # features never see an out-of-sync document
+        return None if uri in self._out_of_sync else self._docs.get(uri)
+
+    def desync(self, uri: str) -> bool:
+        """Mark a document out of sync until a whole text comes; True the first time (tell once)."""
+        fresh = uri in self._docs and uri not in self._out_of_sync
+        self._out_of_sync.update([uri] if fresh else [])
+        return fresh
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -269,35 +278,42 @@ class DocumentStore:
         return iter(list(self._docs.values()))
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
-        doc = Document(uri, language_id, version, text, self._grammar_for(language_id, uri))
+        self._docs.pop(uri, None)  # the old text's memory goes before the new one is built
+        self._out_of_sync.discard(uri)
+        doc = Document(uri, language_id, version, clean_text(text), self._grammar_for(language_id, uri))
         self._docs[uri] = doc
         return doc
 
     def close(self, uri: str) -> None:
-        self._docs.pop(uri, None)
+        doc = self._docs.pop(uri, None)
+        self._out_of_sync.discard(uri)
         self.history.forget(uri)
+        if doc is not None and len(doc.text) >= TRIM_AFTER_CHARS:
+            del doc
+            release_free_memory()
 
     def change(self, uri: str, version: int, changes: list[tuple[tuple[int, int, int, int] | None, str]],
                enc: PositionEncoding) -> Document | None:
-        """Apply content changes in order. A change is (range, text); range None = whole text.
-
-        Ranges are lenient (clamped), as editors expect; unknown documents are ignored.
-        """
+        """Apply content changes in order, all or nothing (``edits.checked_changes`` raises
+        EditRejected first). A change is (range, text); range None = whole text. Ranges are
+        clamped, as editors expect; unknown documents are ignored; out-of-sync ones take only a
+        whole text."""
         doc = self._docs.get(uri)
         if doc is None:
             return None
+        changes = checked_changes(doc.version, version, changes)
+        doc.version = version
+        if uri in self._out_of_sync:
+            full = [i for i, (rng, _) in enumerate(changes) if rng is None]
+            changes = changes[full[-1]:] if full else []
+            self._out_of_sync.difference_update([uri] if full else [])
         for rng, new in changes:
             before = doc.text
             if rng is None:
                 doc.reset(new)
                 continue
-            sl, sc, el, ec = rng
-            start = doc.offset_at(sl, sc, enc, strict=False)
-            end = doc.offset_at(el, ec, enc, strict=False)
-            if end < start:
-                start, end = end, start
-            doc.version = version
+            start = doc.offset_at(rng[0], rng[1], enc, strict=False)
+            end = max(start, doc.offset_at(rng[2], rng[3], enc, strict=False))
             doc.replace(start, end, new, track_syntax=len(before) <= self.syntax_max_bytes)
             self.history.record(doc, start, end, new, before)
-        doc.version = version
         return doc

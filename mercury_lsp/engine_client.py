@@ -30,6 +30,7 @@ from engine.errors import CancelledError as EngineCancelled
 from engine.errors import EngineError
 from engine.options import InfillOptions
 from engine.types import CancelToken
+from mercury_lsp.memory import release_free_memory
 from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec
 
 if TYPE_CHECKING:
@@ -175,7 +176,10 @@ class EngineClient:
                 self.state, self.error, self._session = "error", f"{type(exc).__name__}: {exc}", None
             raise EngineError(f"loading the model failed: {type(exc).__name__}: {exc}") from exc
         if self._spec == spec:  # a newer load request wins
-            self._session, self.state = session, "ready"
+            replaced, self._session, self.state = self._session, session, "ready"
+            if replaced is not None:  # a reload: the old model's memory goes back to the system
+                del replaced
+                release_free_memory(collect=True)
         return session.info
 
     def _load_blocking(self, spec: LoadSpec) -> EngineSession:

@@ -48,6 +48,17 @@ class RawClient:
         assert self.proc.stdin is not None
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
+    def send_bytes(self, data: bytes) -> None:
+        """Write bytes as they are (no framing): for tests of the server's framing."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+
+    def expect(self, msg_id: Any) -> asyncio.Future:
+        """A future for the response with ``msg_id`` (to a request sent by ``send_bytes``)."""
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = fut
+        return fut
+
     def send(self, message: dict) -> None:
         self.send_raw(json.dumps(message).encode("utf-8"))
 

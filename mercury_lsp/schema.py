@@ -19,6 +19,7 @@ EngineState = Literal["idle", "loading", "ready", "error"]
 # Custom methods.
 STATUS_NOTIFICATION = "mercury/status"
 STATS_REQUEST = "mercury/stats"
+DOCUMENT_STATE_REQUEST = "mercury/documentState"
 
 
 class EngineInfo(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
@@ -36,6 +37,24 @@ class StatusNotification(msgspec.Struct, rename="camel", kw_only=True, frozen=Tr
     state: EngineState
     message: str = ""
     engine: EngineInfo | None = None
+
+
+class DocumentRef(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
+    uri: str
+
+
+class DocumentStateParams(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
+    text_document: DocumentRef
+
+
+class DocumentState(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
+    """``mercury/documentState``: what the server holds of an open document, for a client (or a
+    test) to check that both sides agree without sending the text back (null: not open)."""
+    uri: str
+    version: int
+    in_sync: bool  # False after an edit that could not be applied, until a whole text comes
+    utf16_length: int
+    sha256: str  # of the text as UTF-8 (lone surrogates are held as U+FFFD)
 
 
 class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):

@@ -8,8 +8,9 @@ import json
 from typing import Any, get_args
 
 from mercury_lsp.cli.errors import UsageError
-from mercury_lsp.config import LogLevel, Preset, parse_settings, problems_message
+from mercury_lsp.config import LogLevel, Preset, parse_settings
 from mercury_lsp.server import configure_logging, run, run_stdio, run_tcp
+from mercury_lsp.server.access import AccessError, check_tcp, read_token
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +24,9 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", default=None, choices=get_args(Preset))
     p.add_argument("--log-level", default=None, choices=get_args(LogLevel))
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
+    p.add_argument("--token-file", default=None, metavar="PATH",
+                   help="a secret clients must send as initializationOptions.token (required for --tcp "
+                        "beyond loopback)")
     p.add_argument("--settings", default=None, metavar="JSON",
                    help="base settings as JSON (same fields as initializationOptions)")
     p.add_argument("--debug-log-user-code", action="store_true",
@@ -35,7 +39,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.settings:
         try:
             raw.update(json.loads(args.settings))
-        except (json.JSONDecodeError, TypeError) as exc:
+        except (ValueError, TypeError) as exc:
             raise UsageError(f"--settings is not a JSON object ({exc})") from None
     for key, value in (("model", args.model), ("device", args.device), ("dtype", args.dtype),
                        ("threads", args.threads), ("preset", args.preset), ("logLevel", args.log_level)):
@@ -43,14 +47,43 @@ def run_serve(args: argparse.Namespace) -> int:
             raw[key] = value
     if args.debug_log_user_code:
         raw["debugLogUserCode"] = True
+    if not isinstance(raw, dict):
+        raise UsageError("--settings is not a JSON object")
     base, problems = parse_settings(raw)
     if problems:
-        raise UsageError(problems_message(problems))
+        raise UsageError("invalid settings: " + "; ".join(problems))
+    if args.log_file:
+        _check_log_file(args.log_file)
     if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        if not host or not port.isdigit():
-            raise UsageError(f"--tcp expects HOST:PORT, got {args.tcp!r}")
+        host, port = _host_port(args.tcp)
+        try:
+            token = read_token(args.token_file) if args.token_file else None
+            check_tcp(host, token)
+        except AccessError as exc:
+            raise UsageError(str(exc)) from None
         configure_logging(base, args.log_file)
-        return run(run_tcp(base, host, int(port)))
+        return run(run_tcp(base, host, port, token))
+    if args.token_file:
+        raise UsageError("--token-file applies to --tcp only (stdio has one client: the editor that started it)")
     configure_logging(base, args.log_file)
     return run(run_stdio(base))
+
+
+MAX_PORT = 65535
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"--tcp expects HOST:PORT, got {value!r}")
+    if int(port) > MAX_PORT:
+        raise UsageError(f"--tcp {value}: port {port} is out of range (0..{MAX_PORT}; 0: any free port)")
+    return host.strip("[]"), int(port)
+
+
+def _check_log_file(path: str) -> None:
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--log-file {path}: cannot write to it ({exc.strerror or type(exc).__name__})") from None

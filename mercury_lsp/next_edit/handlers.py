@@ -40,7 +40,7 @@ CODE_ACTION_KIND = lsp.CodeActionKind.RefactorRewrite
 COPILOT_NOTIFICATIONS = ("textDocument/didShowInlineEdit", "textDocument/didFocus")
 
 
-def _params(raw: Any, cls: type) -> Any:
+def params_as(raw: Any, cls: type) -> Any:
     """pygls hands custom params over as plain objects; convert (InvalidParams when malformed)."""
     if not isinstance(raw, dict | list):
         raw = _builtins(raw)
@@ -70,14 +70,14 @@ def register(server, service: NextEditService) -> None:
 
     @server.feature(NEXT_EDIT_REQUEST)
     async def next_edit(ls, params) -> dict:
-        p = _params(params, NextEditParams)
+        p = params_as(params, NextEditParams)
         result = await service.predict(p.text_document.uri, p.text_document.version,
                                        p.position.line, p.position.character)
         return msgspec.to_builtins(result)
 
     @server.feature(COPILOT_INLINE_EDIT_REQUEST)
     async def copilot_inline_edit(ls, params) -> dict:
-        p = _params(params, NextEditParams)
+        p = params_as(params, NextEditParams)
         result = await service.predict(p.text_document.uri, p.text_document.version,
                                        p.position.line, p.position.character)
         edits = []
@@ -123,7 +123,7 @@ def register(server, service: NextEditService) -> None:
         raw = _builtins(raw)
         if isinstance(raw, list):
             raw = {"edits": raw}
-        p = _params(raw, ApplyEditsParams)
+        p = params_as(raw, ApplyEditsParams)
         service.validate(p.edits)
         if not p.edits:
             return {"applied": True}

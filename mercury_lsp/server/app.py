@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from typing import Any
 
 import msgspec
 from lsprotocol import types as lsp
@@ -28,7 +29,9 @@ from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
 from mercury_lsp.next_edit import handlers as next_edit_handlers
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.schema import STATUS_NOTIFICATION, EngineInfo, StatusNotification
+from mercury_lsp.server.access import daemon_owned
 from mercury_lsp.server.handlers import register_all
+from mercury_lsp.server.handlers.sync import unreadable_notification
 from mercury_lsp.server.logs import set_log_level
 from mercury_lsp.server.protocol import MercuryProtocol
 from mercury_lsp.syntax import Grammars, grammar_for
@@ -64,6 +67,7 @@ class MercuryServer(LanguageServer):
         self.markdown_docs = False
         self._tasks: set[asyncio.Task] = set()
         self._load_generation = 0
+        self.shared = False  # a TCP daemon: engine-wide settings are the daemon's (``access``)
 
     # ------------------------------------------------------------------ helpers
     def spawn(self, coro) -> None:
@@ -79,10 +83,18 @@ class MercuryServer(LanguageServer):
     def warn(self, message: str, kind: lsp.MessageType = lsp.MessageType.Warning) -> None:
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
 
+    def unreadable_notification(self, method: str | None, params: Any) -> None:
+        unreadable_notification(self, method, params)
+
     def report_server_error(self, error: Exception, source) -> None:
         log.error("internal error (%s): %s", getattr(source, "__name__", source), type(error).__name__)
 
     def apply_settings(self, settings: Settings) -> None:
+        if self.shared:  # one client may not change the engine or the logs for the others
+            settings, refused = daemon_owned(settings, self.base_settings)
+            if refused:
+                self.warn("mercury-lsp: this daemon is shared; engine-wide settings come from its command "
+                          f"line, ignored: {', '.join(refused)}")
         old = self.current
         self.current = settings
         self.docs.syntax_max_bytes = settings.syntax_max_bytes
@@ -116,8 +128,9 @@ class MercuryServer(LanguageServer):
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="failed"))
             if gen == self._load_generation:
                 log.error("model failed to load: %s", exc)
-                self.warn(f"mercury-lsp: could not load the model: {exc}", lsp.MessageType.Error)
-                self.status("error", str(exc))
+                shown = "see the daemon's log" if self.shared else str(exc)  # no local paths over a network
+                self.warn(f"mercury-lsp: could not load the model: {shown}", lsp.MessageType.Error)
+                self.status("error", shown)
             return
         if token is not None:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(

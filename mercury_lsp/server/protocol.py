@@ -1,6 +1,7 @@
 """The protocol rules pygls does not enforce (``MercuryProtocol``).
 
-* every request gets exactly one response: requests before ``initialize`` answer
+* every request gets exactly one response (bad frames and messages: ``framing``, ``jsonrpc``;
+  internal errors carry an incident id, never a traceback): requests before ``initialize`` answer
   ServerNotInitialized, after ``shutdown`` InvalidRequest, with malformed params InvalidParams;
 * pygls' own copy of open documents is bypassed: the server's ``DocumentStore`` is the only one
   (the document notifications go straight to the registered handlers).
@@ -8,6 +9,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +17,10 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
+from mercury_lsp.server.jsonrpc import Reject, public_error
+
+log = logging.getLogger("mercury_lsp")
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,7 @@ class MercuryProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         self.initialize_seen = False
         self.exit_code: int | None = None
+        self.token: str | None = None  # required in ``initialize`` (TCP with --token-file)
 
     @property
     def shut_down(self) -> bool:
@@ -43,10 +50,20 @@ class MercuryProtocol(LanguageServerProtocol):
                 return BadRequest(data["id"], str(data["method"]))
             raise
 
-    def send_parse_error(self) -> None:
-        """Answer a message that is not JSON (its id is unknown: ``null``)."""
-        self._send_data({"jsonrpc": "2.0", "id": None,
-                         "error": {"code": lsp.ErrorCodes.ParseError, "message": "parse error"}})
+    def send_reject(self, reject: Reject) -> None:
+        """Answer a bad frame or message (``jsonrpc.Reject``; id ``null`` when unreadable)."""
+        log.warning("message refused (%d): %s", reject.code, reject.message)
+        self._send_data(reject.response())
+
+    def _send_response(self, msg_id, result=None, error=None) -> None:
+        super()._send_response(msg_id, result, public_error(error, msg_id) if error is not None else None)
+
+    def bad_notification(self, data: dict, exc: Exception) -> None:
+        """A notification whose params could not be read (requests get InvalidParams instead)."""
+        method = data.get("method")
+        log.warning("unreadable %s notification: %s", method, type(exc).__name__)
+        if self.initialize_seen:
+            self._server.unreadable_notification(method, data.get("params"))
 
     def _error(self, msg_id, code: int, message: str) -> None:
         self._send_response(msg_id, error=lsp.ResponseError(code=code, message=message))

@@ -7,7 +7,6 @@ in arrival order; a request's handler takes its document snapshot before the nex
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import sys
@@ -19,7 +18,10 @@ from pygls.io_ import StdoutWriter
 from mercury_lsp.backend.lsp import engine_client_for
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
+from mercury_lsp.server.access import admit
 from mercury_lsp.server.app import build_server
+from mercury_lsp.server.framing import FrameLimits, FrameReader
+from mercury_lsp.server.jsonrpc import Reject, check_message
 from mercury_lsp.server.protocol import MercuryProtocol
 from mercury_lsp.syntax import Grammars
 
@@ -28,36 +30,33 @@ log = logging.getLogger("mercury_lsp")
 READ_CHUNK = 1 << 16  # bytes per read from stdin: one pipe buffer
 
 
-async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol) -> int:
-    """Read framed JSON-RPC messages and handle them in order until ``exit`` or end of input."""
+async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
+                       limits: FrameLimits | None = None) -> int:
+    """Read framed JSON-RPC messages and handle them in order until ``exit`` or end of input.
+
+    Nothing else ends the loop: a bad frame or message is answered with one error (``framing``,
+    ``jsonrpc``) and reading goes on at the next frame.
+    """
+    frames = FrameReader(reader, limits)
     while protocol.exit_code is None:
-        length = None
-        while True:
-            line = await reader.readline()
-            if not line:
-                return 0 if protocol.shut_down else 1
-            if line in (b"\r\n", b"\n"):
-                break
-            name, _, value = line.decode("ascii", "replace").partition(":")
-            if name.strip().lower() == "content-length":
-                try:
-                    length = int(value.strip())
-                except ValueError:
-                    length = None
-        if length is None or length < 0:
-            log.warning("message without a valid Content-Length header skipped")
-            continue
-        try:
-            body = await reader.readexactly(length)
-        except asyncio.IncompleteReadError:
+        data = await frames.next()
+        if data is None:
             return 0 if protocol.shut_down else 1
-        try:
-            message = json.loads(body, object_hook=protocol.structure_message)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            protocol.send_parse_error()
+        reject = data if isinstance(data, Reject) else check_message(data)
+        if reject is None and not protocol.initialize_seen:
+            if (reject := admit(data, protocol.token)) is not None:
+                protocol.send_reject(reject)
+                return 1  # a wrong token ends the connection
+        if reject is not None:
+            protocol.send_reject(reject)
             continue
+        try:
+            message = protocol.structure_message(data)
         except JsonRpcException as exc:
-            log.warning("unreadable notification dropped: %s", type(exc).__name__)
+            protocol.bad_notification(data, exc)
+            continue
+        except Exception as exc:  # a converter failure must not end the stream
+            log.warning("message could not be read: %s", type(exc).__name__)
             continue
         try:
             protocol.handle_message(message)
@@ -101,22 +100,36 @@ async def run_stdio(base: Settings) -> int:
     server = build_server(base, engine, grammars)
     server.protocol.set_writer(StdoutWriter(out))
     try:
-        return await serve_stream(await _stdin_reader(), server.protocol)
+        return await serve_stream(await _stdin_reader(), server.protocol,
+                                  FrameLimits(max_message_bytes=base.max_message_bytes))
     finally:
         server.close()
         engine.close()
 
 
-async def run_tcp(base: Settings, host: str, port: int, engine: EngineClient | None = None) -> int:
-    """``engine``: one already serving others in this process (``mercury-lsp http --lsp``)."""
+async def run_tcp(base: Settings, host: str, port: int, token: str | None = None,
+                  engine: EngineClient | None = None) -> int:
+    """Serve every TCP connection with one model; ``token``: required from each client
+    (``access``: the command line refuses a non-loopback host without one). ``engine``: one
+    already serving others in this process (``mercury-lsp http --lsp``)."""
     engine, grammars = engine or engine_client_for(base), Grammars()  # one model for every connection
+    connected = 0
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connected
+        connected += 1
+        if connected > 1:
+            log.warning("WARNING: %d clients are connected to this daemon; they share its model and its "
+                        "engine-wide settings (each keeps its own documents and per-connection settings)",
+                        connected)
         server = build_server(base, engine, grammars)
+        server.shared = True
+        server.protocol.token = token
         server.protocol.set_writer(writer)
         try:
-            await serve_stream(reader, server.protocol)
+            await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes))
         finally:
+            connected -= 1
             server.close()
             writer.close()
 

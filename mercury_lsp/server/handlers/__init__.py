@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mercury_lsp.server.handlers import completion, documents, lifecycle, settings, status
+from mercury_lsp.server.handlers import completion, documents, lifecycle, settings, status, sync
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
 
-FAMILIES = (lifecycle, documents, settings, completion, status)
+FAMILIES = (lifecycle, documents, settings, completion, status, sync)
 
 
 def register_all(server: MercuryServer) -> None:

@@ -1,10 +1,13 @@
-"""``didOpen``, ``didChange`` (incremental) and ``didClose``: the server's ``DocumentStore``."""
+"""``didOpen``, ``didChange`` (incremental, all or nothing: ``sync``) and ``didClose``: the server's
+``DocumentStore``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
+
+from mercury_lsp.server.handlers.sync import apply_change
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
@@ -23,7 +26,8 @@ def register(server: MercuryServer) -> None:
             rng = getattr(ch, "range", None)
             key = None if rng is None else (rng.start.line, rng.start.character, rng.end.line, rng.end.character)
             changes.append((key, ch.text))
-        ls.docs.change(params.text_document.uri, params.text_document.version, changes, ls.position_encoding)
+        apply_change(ls, params.text_document.uri, params.text_document.version, changes,
+                     ls.position_encoding)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MercuryServer, params: lsp.DidCloseTextDocumentParams) -> None:

@@ -1,0 +1,355 @@
+"""Protocol fuzzing support: a blocking LSP client that shares no code with the daemon, hypothesis
+strategies for LSP messages and byte-level frames, and a reference model of document text.
+
+The client counts responses per id (to find unanswered and duplicate responses) on a reader
+thread, answers the server's own requests, and works over a process's pipes or a TCP socket.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import queue
+import re
+import socket
+import subprocess
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from hypothesis import strategies as st
+
+# ---------------------------------------------------------------------------- client
+
+
+class FuzzClient:
+    def __init__(self, out: BinaryIO, write, alive, close) -> None:
+        self._out = out
+        self._write_raw = write
+        self.alive = alive  # () -> bool: the server process is still running
+        self._close = close
+        self._cond = threading.Condition()
+        self.responses: Counter = Counter()  # id -> number of responses
+        self.results: dict[Any, dict] = {}
+        self.history: dict[Any, list[dict]] = {}  # every response, by id
+        self.null_id_errors = 0
+        self.notifications: list[tuple[str, Any]] = []
+        self.closed = False
+        self._ids = itertools.count(1)
+        # All writes go through one writer thread: the reader never blocks on a full pipe (the
+        # server may be blocked writing to us while we write to it).
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._read_loop, name="fuzz-reader", daemon=True).start()
+        threading.Thread(target=self._write_loop, name="fuzz-writer", daemon=True).start()
+
+    @classmethod
+    def over_pipes(cls, proc: subprocess.Popen) -> FuzzClient:
+        def write(data: bytes) -> None:
+            proc.stdin.write(data)
+            proc.stdin.flush()
+
+        return cls(proc.stdout, write, lambda: proc.poll() is None, proc.stdin.close)
+
+    @classmethod
+    def over_tcp(cls, proc: subprocess.Popen, port: int) -> FuzzClient:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        sock.settimeout(None)
+        return cls(sock.makefile("rb"), sock.sendall, lambda: proc.poll() is None, sock.close)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    # ------------------------------------------------------------------ writing
+    def write(self, data: bytes) -> None:
+        self._outbox.put(data)
+
+    def _write_loop(self) -> None:
+        while (data := self._outbox.get()) is not None:
+            try:
+                self._write_raw(data)
+            except OSError:
+                return
+
+    def send(self, message: Any) -> None:
+        self.write(frame(json.dumps(message).encode()))
+
+    def request(self, method: str, params: Any = None, timeout: float = 30) -> dict:
+        msg_id = f"req-{self.next_id()}"
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        if not self.wait_for([msg_id], timeout):
+            raise TimeoutError(f"no response to {method} within {timeout} s")
+        return self.results[msg_id]
+
+    def wait_for(self, ids, timeout: float) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: all(i in self.responses for i in ids) or self.closed, timeout) \
+                and all(i in self.responses for i in ids)
+
+    def close(self) -> None:
+        self._outbox.put(None)
+        self._close()
+
+    # ------------------------------------------------------------------ reading
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                length = None
+                while True:
+                    line = self._out.readline()
+                    if not line:
+                        return
+                    if line in (b"\r\n", b"\n"):
+                        break
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                body = self._out.read(length)
+                if len(body) < length:
+                    return
+                self._dispatch(json.loads(body))
+        except (OSError, ValueError):
+            return
+        finally:
+            with self._cond:
+                self.closed = True
+                self._cond.notify_all()
+
+    def _dispatch(self, msg: dict) -> None:
+        if "method" in msg:
+            if "id" in msg:  # the server's own request (progress, configuration): accept it
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            else:
+                self.notifications.append((msg["method"], msg.get("params")))
+            return
+        with self._cond:
+            if msg.get("id") is None:
+                self.null_id_errors += 1
+            else:
+                self.responses[msg["id"]] += 1
+                self.results[msg["id"]] = msg
+                self.history.setdefault(msg["id"], []).append(msg)
+            self._cond.notify_all()
+
+
+def frame(body: bytes, length: int | None = None) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length) + body
+
+
+# ---------------------------------------------------------------------------- text model
+LINE_BREAK = re.compile("\n")
+
+
+def utf16_units(s: str) -> int:
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def position(text: str, offset: int) -> dict:
+    """LSP position (UTF-16) of a code-point offset."""
+    line = text.count("\n", 0, offset)
+    start = text.rfind("\n", 0, offset) + 1
+    return {"line": line, "character": utf16_units(text[start:offset])}
+
+
+def text_hash(text: str) -> str:
+    clean = re.sub("[\ud800-\udfff]", "\ufffd", text)
+    return hashlib.sha256(clean.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class DocModel:
+    """The reference: what the server must hold for a document, by the rules of issue 18."""
+    uri: str
+    text: str = ""
+    version: int = 0
+    open: bool = False
+    in_sync: bool = True
+
+    def state(self) -> dict | None:
+        if not self.open:
+            return None
+        return {"version": self.version, "inSync": self.in_sync, "sha256": text_hash(self.text)}
+
+
+@dataclass
+class FuzzTotals:
+    cases: int = 0
+    messages: int = 0
+    frames_mutated: int = 0
+    requests_expected: int = 0
+    crashes: int = 0
+    hangs: int = 0
+    unanswered: int = 0
+    duplicate_responses: int = 0
+    health_checks: int = 0
+    document_checks: int = 0
+    document_mismatches: int = 0
+    transports: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------- strategies
+TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\r") | st.sampled_from(["\n", "😀", "é", "\t"]),
+               max_size=40)
+SURROGATE_TEXT = st.builds(lambda a, b: a + "\ud800" + b, TEXT, TEXT)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8)
+REQUESTS = ["textDocument/inlineCompletion", "textDocument/completion", "mercury/stats", "mercury/nextEdit",
+            "mercury/documentState", "textDocument/hover", "initialize", "workspace/executeCommand", "no/such"]
+NOTIFICATIONS = ["textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "$/cancelRequest",
+                 "workspace/didChangeConfiguration", "$/setTrace", "initialized", "no/such/notification"]
+CHAOS_URIS = ["file:///fuzz/chaos.py", "file:///fuzz/chaos.txt", "untitled:x", ""]
+
+
+def _position_json():
+    return st.fixed_dictionaries({"line": st.integers(-3, 2**31 + 5), "character": st.integers(-3, 2**31 + 5)})
+
+
+def _plausible_params():
+    doc = st.fixed_dictionaries({"uri": st.sampled_from(CHAOS_URIS)})
+    return st.one_of(
+        JSON,
+        st.fixed_dictionaries({"textDocument": doc, "position": _position_json(),
+                               "context": st.fixed_dictionaries({"triggerKind": st.integers(-1, 3)})}),
+        st.fixed_dictionaries({"textDocument": st.fixed_dictionaries({
+            "uri": st.sampled_from(CHAOS_URIS), "languageId": st.sampled_from(["python", "plaintext", ""]),
+            "version": st.integers(-(2**33), 2**33), "text": TEXT | SURROGATE_TEXT})}),
+        st.fixed_dictionaries({"textDocument": st.fixed_dictionaries({"uri": st.sampled_from(CHAOS_URIS),
+                                                                      "version": st.integers(-5, 2**33)}),
+                               "contentChanges": st.lists(st.fixed_dictionaries(
+                                   {"range": st.fixed_dictionaries({"start": _position_json(),
+                                                                    "end": _position_json()}),
+                                    "text": TEXT | SURROGATE_TEXT}), max_size=3)}),
+        st.fixed_dictionaries({"settings": JSON}),
+        st.fixed_dictionaries({"id": st.integers(0, 100) | st.text(max_size=4)}),
+    )
+
+
+@st.composite
+def chaos_message(draw) -> tuple[dict | list | Any, bool]:
+    """(message, is_request_with_our_id): well-formed LSP-ish messages with odd contents."""
+    kind = draw(st.sampled_from(["request", "notification", "odd"]))
+    params = draw(_plausible_params())
+    if kind == "request":
+        return {"jsonrpc": "2.0", "id": None, "method": draw(st.sampled_from(REQUESTS)), "params": params}, True
+    if kind == "notification":
+        return {"jsonrpc": "2.0", "method": draw(st.sampled_from(NOTIFICATIONS)), "params": params}, False
+    odd = draw(st.sampled_from(["notification_with_id", "method_type", "batch", "scalar", "no_method",
+                                "bad_id", "bad_version"]))
+    if odd == "notification_with_id":
+        return {"jsonrpc": "2.0", "id": None, "method": draw(st.sampled_from(NOTIFICATIONS)), "params": params}, True
+    if odd == "method_type":
+        return {"jsonrpc": "2.0", "id": None, "method": draw(JSON.filter(lambda v: not isinstance(v, str)))}, True
+    if odd == "batch":
+        return [{"jsonrpc": "2.0", "id": 0, "method": "mercury/stats"}, draw(JSON)], False
+    if odd == "scalar":
+        return draw(JSON.filter(lambda v: not isinstance(v, dict | list))), False
+    if odd == "no_method":
+        return {"jsonrpc": "2.0", "params": params}, False
+    if odd == "bad_id":
+        return {"jsonrpc": "2.0", "id": draw(st.floats() | st.booleans() | st.lists(st.integers(), max_size=2)),
+                "method": "mercury/stats"}, False
+    return {"jsonrpc": draw(st.sampled_from(["1.0", 2, None])), "id": None, "method": "mercury/stats"}, True
+
+
+MUTATIONS = ["none", "length+", "length-", "length_text", "no_header", "junk_header", "garbage_prefix",
+             "truncated_at_end", "bad_utf8", "deep", "long_header", "two_lengths"]
+
+
+@st.composite
+def mutated_frame(draw, body: bytes) -> tuple[bytes, str]:
+    """A frame for ``body``, broken at the byte level (or not: "none")."""
+    how = draw(st.sampled_from(MUTATIONS))
+    n = len(body)
+    if how == "none":
+        return frame(body), how
+    if how == "length+":
+        return frame(body, n + draw(st.integers(1, 300))), how
+    if how == "length-":
+        return frame(body, max(0, n - draw(st.integers(1, max(1, n)))), ), how
+    if how == "length_text":
+        value = draw(st.sampled_from([b"abc", b"-5", b"4.0e1", b"", b" ", b"0x10", b"1e3", b"99999999999999999999"]))
+        return b"Content-Length: " + value + b"\r\n\r\n" + body, how
+    if how == "no_header":
+        return body, how
+    if how == "junk_header":
+        junk = draw(st.binary(max_size=40).filter(lambda b: b"\n" not in b and b"ength" not in b.lower()))
+        return b"X-" + junk + b"\r\n" + frame(body), how
+    if how == "garbage_prefix":
+        junk = draw(st.binary(max_size=60).filter(lambda b: b"ength" not in b.lower()))
+        return junk + frame(body), how
+    if how == "truncated_at_end":  # the rest of the body never comes: the next frame follows
+        return frame(body, n)[: -max(1, n // 2)], how
+    if how == "bad_utf8":
+        return frame(body.replace(b'"2.0"', b'"2.0\xff\xfe"', 1)), how
+    if how == "deep":
+        depth = draw(st.sampled_from([65, 1000, 5000]))
+        return frame(b"[" * depth + b"]" * depth), how
+    if how == "long_header":
+        return b"X-Long: " + b"a" * draw(st.sampled_from([9000, 70_000])) + b"\r\n" + frame(body), how
+    return b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n" % (n, n + 1) + body, how
+
+
+@st.composite
+def document_ops(draw, uris: list[str]) -> list[tuple[str, dict]]:
+    """Text-sync operations on the model documents: (uri, op), op applied to the model later."""
+    ops = []
+    for _ in range(draw(st.integers(1, 4))):
+        uri = draw(st.sampled_from(uris))
+        kind = draw(st.sampled_from(["open", "change", "change", "change", "full", "bad", "stale", "close"]))
+        ops.append((uri, {"kind": kind, "text": draw(TEXT | SURROGATE_TEXT),
+                          "edits": draw(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), TEXT | SURROGATE_TEXT),
+                                                 min_size=1, max_size=3)),
+                          "bad": draw(st.sampled_from(["negative", "reversed"])),
+                          "jump": draw(st.integers(1, 3) | st.just(2**31))}))
+    return ops
+
+
+def op_message(model: DocModel, op: dict) -> dict | None:
+    """The LSP message for ``op`` on the model's current state; updates the model as the server
+    must (all or nothing, versions forward only, U+FFFD for lone surrogates)."""
+    kind = op["kind"]
+    if kind == "open":
+        model.text, model.version, model.open, model.in_sync = op["text"], op["jump"], True, True
+        return {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": model.uri, "languageId": "python", "version": model.version, "text": model.text}}}
+    if not model.open:
+        return None
+    if kind == "close":
+        model.open = False
+        return {"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": model.uri}}}
+    version = model.version + op["jump"] if kind != "stale" else model.version - 1
+    doc = {"uri": model.uri, "version": version}
+    if kind == "full":
+        model.text, model.version, model.in_sync = op["text"], version, True
+        return {"jsonrpc": "2.0", "method": "textDocument/didChange",
+                "params": {"textDocument": doc, "contentChanges": [{"text": op["text"]}]}}
+    changes, text = [], model.text
+    for a, b, new in op["edits"]:
+        lo, hi = sorted((round(a * len(text)), round(b * len(text))))
+        lo, hi = _boundary(text, lo), _boundary(text, hi)
+        changes.append({"range": {"start": position(text, lo), "end": position(text, hi)}, "text": new})
+        text = text[:lo] + new + text[hi:]
+    if kind == "bad":
+        rng = changes[-1]["range"]
+        if op["bad"] == "negative":
+            rng["start"]["character"] = -1
+        else:
+            rng["start"], rng["end"] = {"line": rng["end"]["line"], "character": rng["end"]["character"] + 1}, \
+                rng["start"]
+    if kind in ("bad", "stale"):
+        model.in_sync = False  # refused whole: the editor's text is unknown from here
+    elif model.in_sync:
+        model.text = text
+    if kind != "stale" and kind != "bad":
+        model.version = version
+    return {"jsonrpc": "2.0", "method": "textDocument/didChange",
+            "params": {"textDocument": doc, "contentChanges": changes}}
+
+
+def _boundary(text: str, offset: int) -> int:
+    """Never between a lone-surrogate-free pair's halves (text holds code points: always fine)."""
+    return max(0, min(offset, len(text)))
