@@ -166,11 +166,11 @@ def test_next_edit_across_two_locations(tiny_model, tmp_path):
         assert not nvim.exec_lua("return require('mercury.next_edit').visible(0)")
         # A fresh prediction is dismissed with <Esc>, leaving the buffer alone.
         nvim.command("call cursor(1, 10)")
-        nvim.input("ciwwidth<Esc>")
+        nvim.input("ciwbreadth<Esc>")
         assert nvim.exec_lua(MARKS)
         nvim.input("<Esc>")
         assert nvim.exec_lua("return vim.wait(2000, function() return not require('mercury.next_edit').visible(0) end)")
-        assert buf[0] == "def area(width, height):"
+        assert buf[0] == "def area(breadth, height):"
         assert _messages(nvim) == ""
 
 
