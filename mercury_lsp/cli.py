@@ -77,8 +77,10 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_infill]
 def _module_subcommands() -> list[Callable[[argparse._SubParsersAction], None]]:
     """Subcommands defined beside the code they run (imported here, at parse time)."""
     from mercury_lsp import next_edit_cmd, server, train_cmd
+    from mercury_lsp.refactor import cli as refactor_cli
 
-    return [train_cmd.add_subcommand, server.add_subcommand, next_edit_cmd.add_subcommand]
+    return [train_cmd.add_subcommand, server.add_subcommand, next_edit_cmd.add_subcommand,
+            refactor_cli.add_subcommand]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -108,7 +108,7 @@ class StatsResult(msgspec.Struct, rename="camel", kw_only=True):
 NEXT_EDIT_REQUEST = "mercury/nextEdit"
 COPILOT_INLINE_EDIT_REQUEST = "textDocument/copilotInlineEdit"
 APPLY_EDITS_COMMAND = "mercury.applyEdits"
-EditKind = Literal["rename", "signature", "model"]
+EditKind = Literal["rename", "signature", "model", "fill"]  # fill: a stub completed (refactor fill)
 EditSource = Literal["model", "scored", "syntax"]
 
 
