@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -270,6 +271,7 @@ def run_fill(args: argparse.Namespace) -> int:
                 sources.append(src)
     except InputError as exc:
         raise _usage(str(exc)) from None
+    t0 = time.perf_counter()
     _, session, name = _load_model(args)
     stats = FillStats()
     grammars = Grammars()
@@ -285,4 +287,5 @@ def run_fill(args: argparse.Namespace) -> int:
     if args.verbose:
         notes.extend(stats.dropped)
     report = Report(changes, notes, files_read=len(sources), model=name)
+    report.timings.model_ms = report.timings.total_ms = round((time.perf_counter() - t0) * 1000, 2)
     return _finish(args, report)

@@ -26,12 +26,14 @@ from mercury_lsp.next_edit.tree import _walk
 from mercury_lsp.refactor.changes import Edit, FileChange
 from mercury_lsp.refactor.files import Source
 from mercury_lsp.schema import InfillSpec
-from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard
+from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard, count_errors
 
 TODO_COMMENT = re.compile(r"^(\s*)(#|//|/\*|--)\s*TODO:\s?(.*)$")
 # Decorators and bases under which ``...`` / ``raise NotImplementedError`` is the real body.
 INTENDED_STUB_MARKS = ("abstractmethod", "overload", "abstractproperty")
 PROTOCOL_BASES = ("Protocol",)
+COMMENT_STARTS = ("#", "//", "/*", "*", "--")
+FILE_ERROR_LIMIT = 1 << 20  # count every parse error of a file
 # Share of the model's context (in characters) given to each side of a stub.
 CONTEXT_SHARE = 0.75
 
@@ -154,6 +156,21 @@ def _clean(fill: str, stub: Stub) -> str:
     return body.lstrip() if body.strip() else ""
 
 
+def _has_code(new: str, stub: Stub) -> bool:
+    body = new[len(stub.keep):] if stub.keep and new.startswith(stub.keep) else new
+    return any(ln.strip() and not ln.lstrip().startswith(COMMENT_STARTS) for ln in body.splitlines())
+
+
+def _file_parses(src: Source, tree, stub: Stub, new: str, grammars: Grammars) -> bool:
+    """No new parse errors anywhere in the file (an empty body breaks the parse past its lines)."""
+    parser = grammars.parser(src.grammar) if src.grammar else None
+    if parser is None:
+        return True
+    data = (src.text[:stub.start] + new + src.text[stub.end:]).encode("utf-8")
+    before = count_errors(tree.root_node, 0, tree.root_node.end_byte, limit=FILE_ERROR_LIMIT)
+    return count_errors(parser.parse(data).root_node, 0, len(data), limit=FILE_ERROR_LIMIT) <= before
+
+
 def fill(sources: list[Source], session: EngineSession, grammars: Grammars, *, max_tokens: int,
          min_confidence: float, jobs: int, progress: Callable[[int], None] | None = None,
          stats: FillStats | None = None) -> list[FileChange]:
@@ -187,7 +204,11 @@ def fill(sources: list[Source], session: EngineSession, grammars: Grammars, *, m
             parsed[src.uri] = (snap, grammars.parse(snap, data) if snap.syntax else None, data)
         snap, tree, data = parsed[src.uri]
         line = src.text.count("\n", 0, stub.start) + 1
-        if tree is not None and not guard.accepts(snap, tree, data, Replacement(stub.start, stub.end, new)):
+        if not _has_code(new, stub):
+            stats.dropped.append(f"{src.path}:{line}: the fill has no code (comments only)")
+            continue
+        if tree is not None and not (guard.accepts(snap, tree, data, Replacement(stub.start, stub.end, new))
+                                     and _file_parses(src, tree, stub, new, grammars)):
             stats.dropped.append(f"{src.path}:{line}: the fill does not parse")
             continue
         stats.guard_passed += 1
