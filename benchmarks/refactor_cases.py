@@ -157,7 +157,9 @@ def add_parameter_case(proj: Path, module: str, name: str, param: str, arg: str)
     p_end = at(last.end_lineno, last.end_col_offset)
     first = next(c for c in _calls(old_text, name) if len(c.args) == nparams and not c.keywords)
     c_end = at(first.end_lineno, first.end_col_offset) - 1  # before ")"
-    new_text = old_text[:p_end] + f", {param}" + old_text[p_end:c_end] + f", {arg}" + old_text[c_end:]
+    new_text = old_text
+    for at_, ins in sorted([(p_end, f", {param}"), (c_end, f", {arg}")], reverse=True):
+        new_text = new_text[:at_] + ins + new_text[at_:]
     path.write_text(new_text, encoding="utf-8")
     expected: dict[Site, str] = {}
     for f in py_files(proj):

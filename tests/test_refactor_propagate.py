@@ -113,3 +113,11 @@ def test_next_edit_accepts_the_patch_either_way(proj, capsys, tmp_path):
         return [line for line in out.splitlines() if " -> " in line]
 
     assert edits(out_before) == edits(out_git)
+
+
+def test_rename_leaves_a_method_of_the_same_name_alone(proj, capsys):
+    """``isatty`` is a module function of click/_compat.py and the name of a method there."""
+    case = rename_case(proj, "click/_compat.py", "isatty", "is_a_tty")
+    rc, out, err = _run(capsys, "refactor", "propagate", "--git", "--no-model", "--format", "json")
+    assert rc == 0, err
+    assert predicted_sites(json.loads(out), proj) == case.expected
