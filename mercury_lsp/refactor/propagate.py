@@ -118,8 +118,9 @@ def _needles(edited: list[EditedFile]) -> set[str]:
     for ef in edited:
         p, eb, ea = diff_region(ef.before, ef.after)
         lo = ef.before.rfind("\n", 0, p) + 1
-        words.update(IDENT.findall(ef.before[lo:eb + 1]))
-        words.update(IDENT.findall(ef.after[lo:ea + 1]))
+        for text, end in ((ef.before, eb), (ef.after, ea)):
+            hi = text.find("\n", end)
+            words.update(IDENT.findall(text[lo:len(text) if hi < 0 else hi]))
     return {w for w in words if w not in COMMON_WORDS}
 
 
