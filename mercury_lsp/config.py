@@ -60,6 +60,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     drop_max_candidates: Annotated[int, Meta(ge=0, le=256)] = 6
     drop_window_chars: Annotated[int, Meta(ge=1, le=100_000)] = 1200  # text scored around the edit (each side)
     score_stride: Annotated[int, Meta(ge=1, le=64)] = 8  # token_scores: spacing of tokens masked together
+    # Language server: workspace files that are not open but mention what the edit changed join
+    # the prediction (edits there come with version null); 0 keeps it to open documents.
+    max_workspace_files: Annotated[int, Meta(ge=0, le=10_000)] = 200
 
 
 class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):

@@ -7,7 +7,8 @@
   so next-edit clients written for Copilot (sidekick.nvim) can use this server.
 * ``textDocument/codeAction`` — "Apply predicted edits": one ``WorkspaceEdit`` with every
   location, ``documentChanges`` carrying each document's version, so a client refuses it once a
-  document moved on.
+  document moved on. Locations in workspace files that are not open (``refactor.workspace``)
+  come with version ``null`` (the file on disk).
 * ``mercury.applyEdits`` (``workspace/executeCommand``) — applies structured edits after checking
   all of them (open document, current version, range inside the document, no overlaps); any
   problem refuses the whole request with a clear error and nothing is applied.
@@ -31,6 +32,7 @@ from mercury_lsp import __version__
 from mercury_lsp.documents import Document, PositionEncoding, PositionError, units_len
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineError, EngineSession
 from mercury_lsp.next_edit import DocState, EngineEdits, NextEditOptions, NextEditQuery, predict, to_result
+from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
 from mercury_lsp.schema import (
     APPLY_EDITS_COMMAND,
     COPILOT_INLINE_EDIT_REQUEST,
@@ -100,6 +102,7 @@ class NextEditService:
         self.server = server
         self._cache: dict[str, tuple[int, NextEditOptions, NextEditResult]] = {}
         self._slots: dict[str, CancelToken] = {}
+        self.workspace_files = WorkspaceFiles()
 
     @property
     def options(self) -> NextEditOptions:
@@ -145,10 +148,13 @@ class NextEditService:
         token = CancelToken(deadline=time.monotonic() + NEXT_EDIT_TIMEOUT_S)
         self._slots[uri] = token
         grammars = ls.grammars
+        roots = workspace_roots(ls.workspace)
 
         def job(session: EngineSession) -> NextEditResult:
-            outcome = predict(query, EngineEdits(session.engine), grammars, token)
-            return to_result(outcome, query, session.info.model)
+            # files of the workspace that are not open, read here on the worker
+            q = self.workspace_files.extend(query, roots, query.options.max_workspace_files)
+            outcome = predict(q, EngineEdits(session.engine), grammars, token)
+            return to_result(outcome, q, session.info.model)
 
         try:
             result = await ls.engine.run(partial(job), token)

@@ -111,17 +111,20 @@ def edited_files(patch_text: str, roots: list[Path]) -> tuple[list[EditedFile], 
     return out, notes
 
 
-def _needles(edited: list[EditedFile]) -> set[str]:
-    """Identifiers on the lines the patch changed (either side): other files matter only if they
-    mention one of them."""
+def changed_identifiers(before: str, after: str) -> set[str]:
+    """Identifiers on the lines an edit changed (either side), common keywords left out: other
+    files matter to the edit only if they mention one of them."""
+    p, eb, ea = diff_region(before, after)
+    lo = before.rfind("\n", 0, p) + 1
     words: set[str] = set()
-    for ef in edited:
-        p, eb, ea = diff_region(ef.before, ef.after)
-        lo = ef.before.rfind("\n", 0, p) + 1
-        for text, end in ((ef.before, eb), (ef.after, ea)):
-            hi = text.find("\n", end)
-            words.update(IDENT.findall(text[lo:len(text) if hi < 0 else hi]))
-    return {w for w in words if w not in COMMON_WORDS}
+    for text, end in ((before, eb), (after, ea)):
+        hi = text.find("\n", end)
+        words.update(IDENT.findall(text[lo:len(text) if hi < 0 else hi]))
+    return words - COMMON_WORDS
+
+
+def mentions(words: set[str]) -> re.Pattern | None:
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b") if words else None
 
 
 def propagate(patch_text: str, paths: list[Path], roots: list[Path], model: EditModel | None,
@@ -140,8 +143,7 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
     edited_paths = {ef.source.path.resolve() for ef in edited}
     files = list_files(paths)[0] if paths else []
     files = [f for f in files if f not in edited_paths]
-    needles = _needles(edited)
-    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, needles))) + r")\b") if needles else None
+    pattern = mentions(set().union(*(changed_identifiers(ef.before, ef.after) for ef in edited)))
 
     def load(path: Path) -> tuple[Source | None, str | None]:
         try:
