@@ -74,6 +74,8 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     f.add_argument("paths", nargs="+", type=Path)
     f.add_argument("--min-confidence", type=float, default=0.0, help="drop fills less confident than this")
     f.add_argument("--max-tokens", type=int, default=FILL_MAX_TOKENS)
+    f.add_argument("--preset", choices=("fast", "balanced", "quality"), default="quality",
+                   help="decoding preset (default quality: a batch run favours accuracy over latency)")
     f.add_argument("--verbose", "-v", action="store_true", help="say why each dropped fill was dropped")
     _add_output(f)
     f.set_defaults(func=run_fill)
@@ -281,7 +283,7 @@ def run_fill(args: argparse.Namespace) -> int:
     with _progress(total, "stub") as tick:
         changes: list[FileChange] = fill(sources, session, grammars, max_tokens=args.max_tokens,
                                          min_confidence=args.min_confidence, jobs=args.jobs,
-                                         progress=tick, stats=stats)
+                                         preset=args.preset, progress=tick, stats=stats)
     notes.append(f"{stats.stubs} stub(s); {stats.completions} non-empty fill(s), {stats.guard_passed} passed "
                  f"the syntax guard, {stats.kept} kept")
     if args.verbose:

@@ -15,6 +15,7 @@ plain comment above its fill, so a second run finds nothing left to do.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -138,18 +139,26 @@ def find_stubs(src: Source, grammars: Grammars) -> list[Stub]:
     return stubs
 
 
-def _request(src: Source, stub: Stub, max_tokens: int, context_chars: int) -> InfillSpec:
+def _request(src: Source, stub: Stub, max_tokens: int, context_chars: int, preset: str) -> InfillSpec:
     text = src.text
     if stub.kind == "todo-comment":  # the comment stays in view; the fill starts on the next line
         prefix = text[max(0, stub.prefix_end - context_chars):stub.prefix_end] + "\n" + stub.indent
     else:
         prefix = text[max(0, stub.start - context_chars):stub.start]
     suffix = text[stub.end:stub.end + context_chars]
-    return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens)
+    return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens, preset=preset)
 
 
 def _clean(fill: str, stub: Stub) -> str:
+    """The fill up to the end of the stub's block: the first line indented less than the stub
+    ends it (the model wrote past the body, e.g. the next function)."""
     lines = [ln.rstrip() for ln in fill.rstrip().split("\n")]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    for i, ln in enumerate(lines[1:], 1):
+        if ln.strip() and len(ln) - len(ln.lstrip()) < len(stub.indent):
+            lines = lines[:i]
+            break
     body = "\n".join(lines).strip("\n")
     if stub.kind == "todo-comment":
         return (stub.keep + "\n" if stub.keep else "") + stub.indent + body.lstrip() if body.strip() else ""
@@ -166,13 +175,21 @@ def _file_parses(src: Source, tree, stub: Stub, new: str, grammars: Grammars) ->
     parser = grammars.parser(src.grammar) if src.grammar else None
     if parser is None:
         return True
-    data = (src.text[:stub.start] + new + src.text[stub.end:]).encode("utf-8")
+    text = src.text[:stub.start] + new + src.text[stub.end:]
+    data = text.encode("utf-8")
     before = count_errors(tree.root_node, 0, tree.root_node.end_byte, limit=FILE_ERROR_LIMIT)
-    return count_errors(parser.parse(data).root_node, 0, len(data), limit=FILE_ERROR_LIMIT) <= before
+    if count_errors(parser.parse(data).root_node, 0, len(data), limit=FILE_ERROR_LIMIT) > before:
+        return False
+    if src.grammar == "python" and before == 0:  # tree-sitter accepts more (``f() = 1``): Python decides
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            return False
+    return True
 
 
 def fill(sources: list[Source], session: EngineSession, grammars: Grammars, *, max_tokens: int,
-         min_confidence: float, jobs: int, progress: Callable[[int], None] | None = None,
+         min_confidence: float, jobs: int, preset: str = "quality", progress: Callable[[int], None] | None = None,
          stats: FillStats | None = None) -> list[FileChange]:
     stats = stats if stats is not None else FillStats()
     context_chars = int(session.context_tokens * session.chars_per_token * CONTEXT_SHARE)
@@ -181,7 +198,7 @@ def fill(sources: list[Source], session: EngineSession, grammars: Grammars, *, m
 
     def run(item: tuple[Source, Stub]):
         src, stub = item
-        out = session.infill(_request(src, item[1], max_tokens, context_chars), None)
+        out = session.infill(_request(src, stub, max_tokens, context_chars, preset), None)
         if progress is not None:
             progress(1)
         return out
