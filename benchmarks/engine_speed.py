@@ -30,6 +30,7 @@ import torch
 from benchmarks import humaneval
 from benchmarks.ar_baseline import ARDecoder
 from benchmarks.quality import generate, write_atomic
+from engine.options import InfillOptions
 
 SETTINGS: dict[str, dict] = {
     "reference": {"sampler": "reference"},
@@ -72,11 +73,11 @@ def prompts(limit: int) -> list[tuple[str, str]]:
 def time_setting(engine, pairs: list[tuple[str, str]], n: int, decode: dict) -> dict:
     """Latency and throughput of ``engine.infill`` with ``decode`` over ``pairs`` at ``max_tokens=n``."""
     for prefix, suffix in pairs[:2]:  # warm-up
-        engine.infill(prefix, suffix, n, **decode)
+        engine.infill(prefix, suffix, n, InfillOptions(**decode))
     lat, tokens, forwards = [], 0, 0
     for prefix, suffix in pairs:
         t0 = time.perf_counter()
-        r = engine.infill(prefix, suffix, n, **decode)
+        r = engine.infill(prefix, suffix, n, InfillOptions(**decode))
         lat.append((time.perf_counter() - t0) * 1000)
         tokens += len(r.token_ids)
         forwards += r.forwards

@@ -249,7 +249,7 @@ def check_correctness(torch, k, device, plan: Plan, log) -> list[dict[str, Any]]
 
 # ---------------------------------------------------------------------------- section 2
 def check_bandwidth(torch, k, device, plan: Plan, timer: Timer, log) -> dict[str, Any]:
-    from engine.sampler import predict
+    from engine.decode import predict
 
     res: dict[str, Any] = {"kernels": []}
     copy_ms = copy_time_ms(torch, device, plan, timer)
@@ -322,8 +322,8 @@ def fmt_bw(row: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------- section 3
 def check_model(torch, k, device, plan: Plan, timer: Timer, fpt: float, log) -> dict[str, Any]:
     from engine.config import ModelConfig
+    from engine.decode import predict
     from engine.model import Transformer
-    from engine.sampler import predict
 
     cfg = ModelConfig(**plan.model)
     t0 = time.perf_counter()

@@ -28,7 +28,7 @@ import sysconfig
 import time
 from pathlib import Path
 
-from benchmarks.quality import parse_decode, write_atomic
+from benchmarks.quality import decode_options, parse_decode, write_atomic
 from engine.train.corpus import heldout, is_test_path, looks_generated
 
 KINDS = ("line", "rest_of_line")
@@ -78,7 +78,7 @@ def span_ce(engine, spans: list[dict], max_tokens: int) -> dict:
     import torch.nn.functional as F
 
     from engine.canvas import build_canvas
-    from engine.sampler import shift_logits
+    from engine.decode import shift_logits
 
     tok, model = engine.tokenizer, engine.model
     rows: list[tuple[list[int], int, int]] = []  # (canvas ids, position, target)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         for s in spans:
             text = s["text"]
-            r = engine.infill(text[: s["start"]], text[s["end"]:], args.max_tokens, **decode)
+            r = engine.infill(text[: s["start"]], text[s["end"]:], args.max_tokens, decode_options(decode))
             want = text[s["start"]: s["end"]]
             exact += int(r.text.rstrip() == want.rstrip())
         secs = time.perf_counter() - t0

@@ -30,7 +30,9 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from typing import get_args
 
+from engine.options import Preset
 from mercury_lsp.rpc_client import RawClient, RpcError
 
 RESULTS = Path(__file__).parent / "results" / "lsp_latency.json"
@@ -191,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--files", nargs="*", default=None, help="source files to replay (default: a few stdlib files)")
     p.add_argument("--seconds", type=float, default=20.0, help="total typing time")
     p.add_argument("--rate", type=float, default=10.0, help="keystrokes per second")
-    p.add_argument("--preset", default=None, choices=["fast", "balanced", "quality"])
+    p.add_argument("--preset", default=None, choices=get_args(Preset))
     p.add_argument("--device", default=None)
     p.add_argument("--dtype", default=None)
     p.add_argument("--threads", type=int, default=None)

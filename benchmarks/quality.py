@@ -10,9 +10,10 @@ For every task the engine fills ``prompt`` .. ``suffix`` (greedy by default) wit
 is executed in the sandbox of :mod:`benchmarks.humaneval` and compared with the canonical
 solution. ``--limit N`` keeps N tasks per benchmark evenly spaced over the file (indices
 ``i * n // N``; deterministic, no seed involved). ``--seed`` is the decoding seed (it matters only
-with ``--decode temperature=...`` > 0). ``--decode key=value`` passes any keyword through to
-``engine.infill`` (values parsed as JSON when they parse: ``steps=16``, ``temperature=0.2``,
-``sampler=fast``, ``heal=false``). ``--steps-grid`` re-runs generation with ``steps=`` each value
+with ``--decode temperature=...`` > 0). ``--decode key=value`` sets any field of
+``engine.InfillOptions`` (values parsed as JSON when they parse: ``steps=16``,
+``temperature=0.2``, ``sampler=reference``, ``heal=false``); unset fields keep the engine's
+defaults (the fast sampler, balanced preset). ``--steps-grid`` re-runs generation with ``steps=`` each value
 and plots pass@1 against denoising steps (``<out stem>.steps.png``). ``--canonical`` runs no
 model and executes ``canonical_solution``: the harness's self-check, which must score 100% on
 all 8,652 tasks (``--benchmarks all``); the exit status is 1 when it does not.
@@ -28,8 +29,8 @@ one JSON line of headline figures: ``{"single_line_pass@1": ..., "single_line_ex
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
-import inspect
 import json
 import os
 import platform
@@ -146,16 +147,21 @@ class Generation:
     stats: dict
 
 
-def check_decode_kwargs(engine, decode: dict[str, object]) -> None:
-    """Refuse keywords ``engine.infill`` does not take, before spending any time."""
-    params = inspect.signature(engine.infill).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    unknown = [k for k in decode if k not in params]
+def decode_options(decode: dict[str, object]):
+    """``--decode`` pairs as ``engine.InfillOptions``; unknown or bad fields refused before any time is spent."""
+    from engine.errors import EngineError
+    from engine.options import InfillOptions
+
+    accepted = [f.name for f in dataclasses.fields(InfillOptions)]
+    unknown = [k for k in decode if k not in accepted]
     if unknown:
-        accepted = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-        raise UsageError(f"engine.infill does not accept {', '.join(unknown)} "
-                         f"(keyword options it takes: {', '.join(accepted)})")
+        raise UsageError(f"engine.InfillOptions has no {', '.join(unknown)} (its fields: {', '.join(accepted)})")
+    options = InfillOptions(**decode)
+    try:
+        options.validate()
+    except EngineError as exc:
+        raise UsageError(str(exc)) from None
+    return options
 
 
 def generate(engine, problems: Sequence[Problem], max_tokens: int, decode: dict[str, object],
@@ -171,7 +177,7 @@ def generate(engine, problems: Sequence[Problem], max_tokens: int, decode: dict[
     for i, prob in enumerate(problems):
         t0 = time.perf_counter()
         try:
-            r = engine.infill(prob.prompt, prob.suffix, max_tokens, **decode)
+            r = engine.infill(prob.prompt, prob.suffix, max_tokens, decode_options(decode))
         except EngineError as exc:
             dt = time.perf_counter() - t0
             seconds += dt
@@ -369,10 +375,9 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         engine = Engine.load(args.model, device=args.device, dtype=args.dtype)
         load_s = time.perf_counter() - t0
-        check_decode_kwargs(engine, decode)
         first = next(p for probs in suites.values() for p in probs)
         t0 = time.perf_counter()
-        engine.infill(first.prompt, first.suffix, 8, **decode)  # warm-up: one-time costs stay out of tok/s
+        engine.infill(first.prompt, first.suffix, 8, decode_options(decode))  # warm-up: one-time costs stay out of tok/s
         warmup_s = time.perf_counter() - t0
         import torch
 
@@ -463,8 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
-        errors = sys.modules.get("engine.errors")  # loaded only when the engine was in play
-        if errors is not None and isinstance(exc, errors.EngineError):
+        from engine.errors import EngineError  # torch-free
+
+        if isinstance(exc, EngineError):
             print(f"benchmarks.quality: error: {exc}", file=sys.stderr)
             return 2
         raise

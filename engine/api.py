@@ -15,21 +15,22 @@ from pathlib import Path
 import torch
 
 from engine import edit as _edit
-from engine.canvas import build_canvas, first_line
+from engine.canvas import Canvas, build_canvas
 from engine.config import ModelConfig
 from engine.errors import InvalidRequestError
-from engine.fast_sampler import FastDecoder, FastOptions, preset_options
+from engine.fast_sampler import FastDecoder
 from engine.loader import load_checkpoint
 from engine.model import Transformer
+from engine.options import InfillOptions
 from engine.quantize import QUANTIZE_MODES
 from engine.quantize import quantize as apply_quantization
-from engine.sampler import DecodeOptions, reference_infill
+from engine.sampler import reference_infill
 from engine.scheduler import Scheduler
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken, InfillResult, StepEvent
 
-DEFAULT_CONTEXT_TOKENS = 1024
-SAMPLERS = ("reference", "fast")
+DEFAULT_CONTEXT_TOKENS = 1024  # context when the checkpoint names none: ample for a file's neighbourhood
+DEFAULT_MAX_TOKENS = 32  # a few lines of code: what an inline completion shows
 
 
 def resolve_device(device: str) -> torch.device:
@@ -80,7 +81,7 @@ def resolve_quantize(quantize: str, dtype: str | torch.dtype, device: torch.devi
 class InfillRequest:
     prefix: str
     suffix: str = ""
-    max_tokens: int = 32
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
 
 class Engine:
@@ -142,75 +143,60 @@ class Engine:
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text))
 
-    def infill(self, prefix: str, suffix: str = "", max_tokens: int = 32, *, sampler: str = "reference",
-               preset: str = "balanced", steps: int | None = None, temperature: float = 0.0,
-               confidence: str = "max_prob", seed: int | None = None, heal: bool = True,
-               threshold: float | None = None, min_per_step: int | None = None, block_size: int | None = None,
-               cache: str | None = None, allow_stop: bool = True, single_line: bool = False,
-               cancel: CancelToken | None = None,
+    def infill(self, prefix: str, suffix: str = "", max_tokens: int = DEFAULT_MAX_TOKENS,
+               options: InfillOptions | None = None, *, cancel: CancelToken | None = None,
                callback: Callable[[StepEvent], None] | None = None) -> InfillResult:
         """Fill the span between ``prefix`` and ``suffix`` with at most ``max_tokens`` tokens.
 
-        ``sampler="reference"``: the uncached ground truth (``steps`` steps, default one token
-        per step). ``sampler="fast"``: the scheduled, KV-cached, threshold-parallel sampler
-        configured by ``preset`` (fast | balanced | quality), with optional overrides
-        (``threshold``, ``min_per_step``, ``block_size``, ``cache``; ``steps`` then means steps per block and
-        switches to the fixed-count schedule). ``allow_stop=False`` fills exactly ``max_tokens``
-        tokens (no padding/EOS may end the span): a fixed-length fill. ``single_line=True`` ends
-        the completion after its first line break that follows non-blank text (the line break
-        is kept): the single-line mode of inline completion.
+        ``options`` (``engine.options.InfillOptions``) defaults to the product path: the fast
+        sampler (scheduled, KV-cached, threshold-parallel) with the balanced preset. The
+        reference sampler (uncached ground truth, one token per step unless ``steps``) runs only
+        when ``options.sampler == "reference"``. ``allow_stop=False`` fills exactly
+        ``max_tokens`` tokens; ``single_line=True`` ends the completion after its first line
+        break that follows non-blank text (the line break is kept).
         """
-        return self.infill_batch([InfillRequest(prefix, suffix, max_tokens)], sampler=sampler,
-                                 preset=preset, steps=steps, temperature=temperature,
-                                 confidence=confidence, seed=seed, heal=heal, threshold=threshold,
-                                 min_per_step=min_per_step, block_size=block_size, cache=cache, allow_stop=allow_stop,
-                                 single_line=single_line, cancel=cancel, callback=callback)[0]
+        return self.infill_batch([InfillRequest(prefix, suffix, max_tokens)], options,
+                                 cancel=cancel, callback=callback)[0]
 
-    def infill_batch(self, requests: Sequence[InfillRequest], *, sampler: str = "reference",
-                     preset: str = "balanced", steps: int | None = None, temperature: float = 0.0,
-                     confidence: str = "max_prob", seed: int | None = None, heal: bool = True,
-                     threshold: float | None = None, min_per_step: int | None = None,
-                     block_size: int | None = None, cache: str | None = None, allow_stop: bool = True,
-                     single_line: bool = False, cancel: CancelToken | None = None,
+    def infill_batch(self, requests: Sequence[InfillRequest], options: InfillOptions | None = None, *,
+                     cancel: CancelToken | None = None,
                      callback: Callable[[StepEvent], None] | None = None) -> list[InfillResult]:
         """Several infills; with the fast sampler they share every denoising step's forwards."""
-        if sampler not in SAMPLERS:
-            raise InvalidRequestError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
+        opts = InfillOptions() if options is None else options
+        if not isinstance(opts, InfillOptions):
+            raise InvalidRequestError(f"options must be an engine.InfillOptions, got {type(opts).__name__}")
+        opts.validate()
         for r in requests:
             if not isinstance(r.prefix, str) or not isinstance(r.suffix, str):
                 raise InvalidRequestError("prefix and suffix must be strings")
         t0 = time.perf_counter()
-        canvases = [build_canvas(self.tokenizer, r.prefix, r.suffix, r.max_tokens, self.context_tokens, heal)
+        canvases = [build_canvas(self.tokenizer, r.prefix, r.suffix, r.max_tokens, self.context_tokens, opts.heal)
                     for r in requests]
         t1 = time.perf_counter()
-        if sampler == "reference":
-            opts = DecodeOptions(steps=steps, temperature=temperature, confidence=confidence, seed=seed,
-                                 allow_stop=allow_stop, single_line=single_line)
-            opts.validate()
-            results = []
-            for canvas in canvases:
-                with self._lock:
-                    results.append(reference_infill(self.model, self.tokenizer, canvas, opts, cancel, callback))
-        else:
-            fast: FastOptions = preset_options(
-                preset, temperature=temperature, confidence=confidence, seed=seed, threshold=threshold,
-                min_per_step=min_per_step, block_size=block_size, cache=cache, allow_stop=allow_stop,
-                single_line=single_line)
-            if steps is not None:  # a fixed-count schedule: ``steps`` steps per block
-                fast = FastOptions(**{**fast.__dict__, "threshold": None, "steps_per_block": steps})
-                fast.validate()
-            futures = [self.scheduler.submit(c, fast, cancel, callback) for c in canvases]
-            results = [f.result() for f in futures]
-        if single_line:  # the samplers stopped after the line's token; cut inside that token
-            for r, canvas in zip(results, canvases, strict=True):
-                text, n = first_line(self.tokenizer, r.text, r.token_ids, canvas.heal_bytes)
-                if n < len(r.token_ids) or text != r.text:
-                    r.text, r.token_ids, r.confidences = text, r.token_ids[:n], r.confidences[:n]
-                    r.stop_reason = "stop"
+        results = self._decode(canvases, opts, cancel, callback)
         for r in results:
             r.timings["tokenize_ms"] = (t1 - t0) * 1000 / max(1, len(requests))
             r.timings["total_ms"] = (time.perf_counter() - t0) * 1000
         return results
+
+    def _decode(self, canvases: list[Canvas], opts: InfillOptions, cancel: CancelToken | None,
+                callback: Callable[[StepEvent], None] | None) -> list[InfillResult]:
+        """The one dispatch from canvases to a sampler.
+
+        A length policy plugs in here: fan each canvas out into candidate span lengths
+        (``Canvas`` with other ``span_len``, decoded with ``allow_stop=False`` and
+        ``initial_span=WHOLE_SPAN``), submit them together (the scheduler batches them into the
+        same forwards), and pick one result per request by the model's own scores
+        (``InfillResult.confidences``, i.e. ``SpanState.conf``) — selected by an options field.
+        """
+        if opts.sampler == "reference":
+            results = []
+            for canvas in canvases:
+                with self._lock:
+                    results.append(reference_infill(self.model, self.tokenizer, canvas, opts, cancel, callback))
+            return results
+        futures = [self.scheduler.submit(c, opts, cancel, callback) for c in canvases]
+        return [f.result() for f in futures]
 
     # ------------------------------------------------------------------ edits (engine/edit.py)
     def token_scores(self, text: str, stride: int = 8, *,

@@ -1,24 +1,46 @@
-"""The infill canvas ``[prefix][MASK x n][suffix]`` shared by every sampler.
+"""The canvas every decoder works on: ``[seg0][MASK x n0][seg1]...[MASK x nk][segk+1]``.
 
-Builds token ids, trims the context to a budget, heals the cursor's token boundary, and
-turns a finished span back into text.
+One module fits text into the context, heals span boundaries and reads a span back as text;
+infill (one span, ``Canvas``) and next-edit refill (several spans, ``layout_spans``) both build
+a ``SpanLayout`` here and hand it to the one decoding core (engine/decode.py).
 
 Boundary healing: byte-level BPE merges across the cursor (newline + indentation, the rest of
-an identifier), so a prefix cut at the cursor ends in a token the model rarely saw there. The
-prefix's last token is removed and its bytes become a constraint on the span's first token
-(it must start with them); the healed bytes are stripped from the returned text.
+an identifier), so text cut at a span's left edge ends in a token the model rarely saw there.
+That last token is removed and its bytes become a constraint on the span's first token (it
+must start with them); the healed bytes are stripped from the returned text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.errors import InvalidRequestError
 from engine.tokenizer import Tokenizer
 
+MIN_CONTEXT_TOKENS = 8  # below this no canvas holds a useful prefix, span and suffix
+MAX_SPAN_SHARE = 2  # an infill span takes at most 1/2 of the context: it never crowds out all text
+INFILL_SUFFIX_SHARE = 4  # trimming an infill keeps >= 1/4 of the room for the suffix (the prefix matters more)
+REFILL_SUFFIX_SHARE = 2  # trimming a refill / scored replacement keeps >= 1/2 of the room after the spans
+
+
+@dataclass
+class SpanLayout:
+    """Token ids of a canvas (masks in the spans) and where its spans are."""
+    ids: list[int]
+    starts: list[int]  # canvas position of each span
+    lengths: list[int]
+    heal: list[bytes]  # per span: bytes its first token must start with (b"" = none)
+    trimmed: bool
+
+    @property
+    def prompt_tokens(self) -> int:
+        return len(self.ids) - sum(self.lengths)
+
 
 @dataclass
 class Canvas:
+    """An infill canvas ``[prefix][MASK x span_len][suffix]``."""
     prefix_ids: list[int]
     suffix_ids: list[int]
     span_len: int
@@ -36,34 +58,93 @@ class Canvas:
     def ids(self, mask_id: int) -> list[int]:
         return [*self.prefix_ids, *([mask_id] * self.span_len), *self.suffix_ids]
 
+    def layout(self, mask_id: int) -> SpanLayout:
+        return SpanLayout(self.ids(mask_id), [self.span_start], [self.span_len], [self.heal_bytes],
+                          self.trimmed)
 
+
+# ---------------------------------------------------------------------------- helpers
+def heal_boundary(tok: Tokenizer, ids: list[int]) -> tuple[list[int], bytes]:
+    """``ids`` without its last token, and that token's bytes (the span's first token must
+    start with them); ``(ids, b"")`` when there is nothing to heal."""
+    if not ids:
+        return ids, b""
+    last = tok.token_bytes[ids[-1]] if ids[-1] < len(tok.token_bytes) else b""
+    return (ids[:-1], last) if last else (ids, b"")
+
+
+def fit_context(before: list[int], after: list[int], room: int, after_share: int) -> tuple[list[int], list[int]]:
+    """Keep at most ``room`` tokens: the end of ``before`` and the start of ``after``.
+
+    ``after`` keeps at least ``room // after_share`` tokens (or all it has) and whatever
+    ``before`` leaves unused; ``before`` keeps the rest."""
+    keep_after = min(len(after), max(room // after_share, room - len(before)))
+    keep_before = room - keep_after
+    return (before[len(before) - keep_before:] if keep_before > 0 else []), after[:keep_after]
+
+
+def check_context(context_limit: int) -> None:
+    if context_limit < MIN_CONTEXT_TOKENS:
+        raise InvalidRequestError(f"context limit {context_limit} is too small")
+
+
+# ---------------------------------------------------------------------------- one span
 def build_canvas(tok: Tokenizer, prefix: str, suffix: str, max_tokens: int, context_limit: int,
                  heal: bool = True) -> Canvas:
-    if not isinstance(max_tokens, int) or max_tokens <= 0:
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens <= 0:
         raise InvalidRequestError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-    if context_limit < 8:
-        raise InvalidRequestError(f"context limit {context_limit} is too small")
+    check_context(context_limit)
     pre = tok.encode(prefix) if prefix else []
     suf = tok.encode(suffix) if suffix else []
     heal_bytes = b""
-    if heal and pre:
-        last = tok.token_bytes[pre[-1]] if pre[-1] < len(tok.token_bytes) else b""
-        if last:
-            heal_bytes = last
-            pre = pre[:-1]
-    span = max_tokens + (1 if heal_bytes else 0)
-    span = min(span, context_limit // 2)  # never let the span crowd out all context
-    trimmed = span < max_tokens + (1 if heal_bytes else 0)
+    if heal:
+        pre, heal_bytes = heal_boundary(tok, pre)
+    want = max_tokens + (1 if heal_bytes else 0)
+    span = min(want, context_limit // MAX_SPAN_SHARE)
+    trimmed = span < want
     room = context_limit - span
     if len(pre) + len(suf) > room:
         trimmed = True
-        suf_keep = min(len(suf), max(room // 4, room - len(pre)))
-        pre_keep = room - suf_keep
-        pre = pre[len(pre) - pre_keep:] if pre_keep > 0 else []
-        suf = suf[:suf_keep]
+        pre, suf = fit_context(pre, suf, room, INFILL_SUFFIX_SHARE)
     return Canvas(pre, suf, span, heal_bytes, trimmed)
 
 
+# ---------------------------------------------------------------------------- several spans
+def layout_spans(tok: Tokenizer, text: str, spans: list[tuple[int, int]], max_tokens: Sequence[int],
+                 context_limit: int, heal: bool = True) -> SpanLayout:
+    """Masks in place of the (non-overlapping) character ``spans`` of ``text``; the text before
+    the first and after the last span is trimmed to fit ``context_limit``. Spans keep input order."""
+    check_context(context_limit)
+    order = sorted(range(len(spans)), key=lambda i: spans[i])
+    cuts = [spans[i] for i in order]
+    segments = [text[: cuts[0][0]]] + [text[cuts[k][1]:cuts[k + 1][0]] for k in range(len(cuts) - 1)] \
+        + [text[cuts[-1][1]:]]
+    seg_ids = [tok.encode(s) if s else [] for s in segments]
+    heal_of = [b""] * len(cuts)
+    if heal:
+        for k in range(len(cuts)):
+            seg_ids[k], heal_of[k] = heal_boundary(tok, seg_ids[k])
+    lens = [max_tokens[order[k]] + (1 if heal_of[k] else 0) for k in range(len(cuts))]
+    trimmed = sum(len(s) for s in seg_ids) + sum(lens) > context_limit
+    if trimmed:  # cut the outer segments (text before the first / after the last span)
+        inner = sum(len(s) for s in seg_ids[1:-1]) + sum(lens)
+        if inner > context_limit:
+            raise InvalidRequestError(
+                f"the spans and the text between them need {inner} tokens, more than the context "
+                f"({context_limit}); refill fewer or closer spans")
+        seg_ids[0], seg_ids[-1] = fit_context(seg_ids[0], seg_ids[-1], context_limit - inner,
+                                              REFILL_SUFFIX_SHARE)
+    ids: list[int] = []
+    starts, lengths, heals = [0] * len(cuts), [0] * len(cuts), [b""] * len(cuts)
+    for k, i in enumerate(order):
+        ids.extend(seg_ids[k])
+        starts[i], lengths[i], heals[i] = len(ids), lens[k], heal_of[k]
+        ids.extend([tok.mask_id] * lens[k])
+    ids.extend(seg_ids[-1])
+    return SpanLayout(ids, starts, lengths, heals, trimmed)
+
+
+# ---------------------------------------------------------------------------- reading spans
 def span_text(tok: Tokenizer, span_ids: list[int], heal_bytes: bytes) -> tuple[str, list[int], int]:
     """Text of a finished span: cut at the first stop token, healed bytes stripped.
 

@@ -27,6 +27,14 @@ LAYOUT_LLADA = "llada"
 
 SUPPORTED_MODEL_TYPES = ("Dream", "llada", "mercury")
 
+# Defaults for config fields a checkpoint may leave out (the values its family was trained with).
+DEFAULT_MAX_POSITIONS = 4096  # Qwen2/LLaDA-8B's trained context length
+DEFAULT_ROPE_THETA = 10000.0  # the original rotary base (RoFormer), used when no rope_theta is given
+QWEN2_RMS_EPS = 1e-6  # Qwen2's RMSNorm epsilon
+LLADA_RMS_EPS = 1e-5  # LLaDA (OLMo) RMSNorm epsilon
+LLADA_MASK_TOKEN = "<|mdm_mask|>"  # LLaDA's mask token: its id is read from the tokenizer by this name
+MIN_CONTEXT_TOKENS = 16  # a trained context budget below this cannot hold prefix, span and suffix
+
 
 @dataclass(frozen=True)
 class ModelConfig:
@@ -37,9 +45,9 @@ class ModelConfig:
     num_heads: int
     num_kv_heads: int
     head_dim: int
-    max_position_embeddings: int = 4096
-    rope_theta: float = 10000.0
-    rms_norm_eps: float = 1e-6
+    max_position_embeddings: int = DEFAULT_MAX_POSITIONS
+    rope_theta: float = DEFAULT_ROPE_THETA
+    rms_norm_eps: float = QWEN2_RMS_EPS
     qkv_bias: bool = False
     tie_word_embeddings: bool = False
     # Dream-family checkpoints predict token i+1 at position i (they start from an AR model).
@@ -67,8 +75,8 @@ class ModelConfig:
             raise ConfigError(
                 f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})")
         if self.context_tokens is not None and not (isinstance(self.context_tokens, int)
-                                                    and 16 <= self.context_tokens <= self.max_position_embeddings):
-            raise ConfigError(f"context_tokens must be an integer in [16, max_position_embeddings], "
+                                                    and MIN_CONTEXT_TOKENS <= self.context_tokens <= self.max_position_embeddings):
+            raise ConfigError(f"context_tokens must be an integer in [{MIN_CONTEXT_TOKENS}, max_position_embeddings], "
                               f"got {self.context_tokens!r}")
         if self.head_dim % 2:
             raise ConfigError(f"head_dim must be even for rotary embeddings, got {self.head_dim}")
@@ -122,20 +130,13 @@ class ModelConfig:
             num_heads=heads,
             num_kv_heads=int(raw.get("num_key_value_heads") or heads),
             head_dim=int(raw.get("head_dim") or hidden // heads),
-            max_position_embeddings=int(raw.get("max_position_embeddings", 4096)),
-            rope_theta=_rope_theta(raw),
-            rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)),
             qkv_bias=bool(raw.get("attention_bias", raw.get("qkv_bias", qkv_bias_default))),
             tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
             logits_shift=logits_shift,
             model_type=model_type,
             layout=LAYOUT_QWEN2,
-            mask_token=raw.get("mask_token", default_mask),
-            mask_token_id=raw.get("mask_token_id"),
-            pad_token=raw.get("pad_token"),
-            pad_token_id=raw.get("pad_token_id"),
-            eos_token_id=_first_id(raw.get("eos_token_id")),
             context_tokens=raw.get("context_tokens"),
+            **_shared_fields(raw, "max_position_embeddings", QWEN2_RMS_EPS, default_mask),
         )
 
     @classmethod
@@ -151,19 +152,12 @@ class ModelConfig:
             num_heads=heads,
             num_kv_heads=int(raw.get("n_kv_heads") or heads),
             head_dim=hidden // heads,
-            max_position_embeddings=int(raw.get("max_sequence_length", 4096)),
-            rope_theta=_rope_theta(raw),
-            rms_norm_eps=float(raw.get("rms_norm_eps", 1e-5)),
             qkv_bias=bool(raw.get("include_qkv_bias", raw.get("include_bias", False))),
             tie_word_embeddings=bool(raw.get("weight_tying", False)),
             logits_shift=False,
             model_type="llada",
             layout=LAYOUT_LLADA,
-            mask_token=raw.get("mask_token", "<|mdm_mask|>"),
-            mask_token_id=raw.get("mask_token_id", 126336),
-            pad_token=raw.get("pad_token"),
-            pad_token_id=raw.get("pad_token_id"),
-            eos_token_id=_first_id(raw.get("eos_token_id")),
+            **_shared_fields(raw, "max_sequence_length", LLADA_RMS_EPS, LLADA_MASK_TOKEN),
         )
 
     def to_hf_dict(self) -> dict[str, Any]:
@@ -195,6 +189,16 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
 
+def _shared_fields(raw: dict[str, Any], max_positions_key: str, rms_eps: float, default_mask: str) -> dict[str, Any]:
+    """Fields both layouts read alike: context length, rotary base, norm epsilon, and the special
+    tokens (names resolved through the tokenizer, optional ids)."""
+    return {"max_position_embeddings": int(raw.get(max_positions_key, DEFAULT_MAX_POSITIONS)),
+            "rope_theta": _rope_theta(raw), "rms_norm_eps": float(raw.get("rms_norm_eps", rms_eps)),
+            "mask_token": raw.get("mask_token", default_mask), "mask_token_id": raw.get("mask_token_id"),
+            "pad_token": raw.get("pad_token"), "pad_token_id": raw.get("pad_token_id"),
+            "eos_token_id": _first_id(raw.get("eos_token_id"))}
+
+
 def _rope_theta(raw: dict[str, Any]) -> float:
     """``rope_theta`` at the top level (transformers 4.x) or in ``rope_parameters`` (5.x).
 
@@ -207,7 +211,7 @@ def _rope_theta(raw: dict[str, Any]) -> float:
     rope_type = params.get("rope_type", params.get("type", "default"))
     if rope_type not in (None, "default"):
         raise ConfigError(f"RoPE scaling {rope_type!r} is not supported (only plain RoPE)")
-    return float(raw.get("rope_theta", params.get("rope_theta", 10000.0)))
+    return float(raw.get("rope_theta", params.get("rope_theta", DEFAULT_ROPE_THETA)))
 
 
 def _first_id(value: Any) -> int | None:

@@ -9,10 +9,10 @@ No editor concepts: text in, text and numbers out.
   are scored in overlapping windows; each token is read from the window where it is farthest
   from an edge.
 * ``refill`` — several character spans of one text masked at once on one canvas
-  ``[seg0][MASK x n0][seg1][MASK x n1]...[segN]`` and decoded jointly with the reference
-  sampler's primitives (``predict``, ``constrain_logits`` with boundary healing per span,
-  ``eligible_confidence``: padding order per span, ``commit_count``): what is decided in one span
-  is seen by every other span at the next step.
+  ``[seg0][MASK x n0][seg1][MASK x n1]...[segN]`` (engine/canvas.py ``layout_spans``) and
+  decoded jointly by the decoding core (engine/decode.py ``decode_uncached``: one commit rule,
+  boundary healing and padding order per span): what is decided in one span is seen by every
+  other span at the next step.
 * ``score_spans`` — the model's confidence in a given replacement text at a span: the
   replacement's tokens all masked, geometric mean of their probabilities (one batched forward).
 
@@ -21,7 +21,6 @@ All three check a ``CancelToken`` between forwards and are deterministic at temp
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,24 +28,16 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from engine.canvas import span_text
+from engine.canvas import REFILL_SUFFIX_SHARE, check_context, fit_context, heal_boundary, layout_spans
+from engine.decode import SpanState, decode_uncached, read_span, shift_logits
 from engine.errors import InvalidRequestError
 from engine.model import Transformer
-from engine.sampler import (
-    commit_count,
-    constrain_logits,
-    eligible_confidence,
-    fill_after_stop,
-    make_generator,
-    predict,
-    shift_logits,
-)
+from engine.options import InfillOptions
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken
 
 ROWS_PER_FORWARD = 16  # rows batched into one forward (token_scores, score_spans)
 WINDOW_MARGIN_FRACTION = 8  # token_scores: 1/8 of a window on each side is context only
-MIN_CONTEXT_TOKENS = 8
 
 
 @dataclass(frozen=True)
@@ -127,8 +118,7 @@ def token_scores(model: Transformer, tok: Tokenizer, text: str, stride: int, con
         raise InvalidRequestError("text must be a string")
     if not isinstance(stride, int) or stride <= 0:
         raise InvalidRequestError(f"stride must be a positive integer, got {stride!r}")
-    if context_tokens < MIN_CONTEXT_TOKENS:
-        raise InvalidRequestError(f"context limit {context_tokens} is too small")
+    check_context(context_tokens)
     ids = tok.encode(text) if text else []
     if not ids:
         return []
@@ -192,89 +182,6 @@ def _validate_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[i
     return out
 
 
-@dataclass
-class _Layout:
-    ids: list[int]
-    starts: list[int]  # canvas position of each span (in input order)
-    lengths: list[int]
-    heal: list[bytes]
-    trimmed: bool
-
-
-def _layout(tok: Tokenizer, text: str, spans: list[tuple[int, int]], max_tokens: list[int],
-            context_tokens: int, heal: bool) -> _Layout:
-    order = sorted(range(len(spans)), key=lambda i: spans[i])
-    cuts = [spans[i] for i in order]
-    segments = [text[: cuts[0][0]]] + [text[cuts[k][1]:cuts[k + 1][0]] for k in range(len(cuts) - 1)] \
-        + [text[cuts[-1][1]:]]
-    seg_ids = [tok.encode(s) if s else [] for s in segments]
-    heal_of = [b""] * len(cuts)
-    for k in range(len(cuts)):
-        if heal and seg_ids[k]:
-            last = seg_ids[k][-1]
-            hb = tok.token_bytes[last] if last < len(tok.token_bytes) else b""
-            if hb:
-                heal_of[k] = hb
-                seg_ids[k] = seg_ids[k][:-1]
-    lens = [max_tokens[order[k]] + (1 if heal_of[k] else 0) for k in range(len(cuts))]
-    total = sum(len(s) for s in seg_ids) + sum(lens)
-    trimmed = False
-    if total > context_tokens:  # cut the outer segments (text before the first / after the last span)
-        inner = sum(len(s) for s in seg_ids[1:-1]) + sum(lens)
-        room = context_tokens - inner
-        if room < 0:
-            raise InvalidRequestError(
-                f"the spans and the text between them need {inner} tokens, more than the context "
-                f"({context_tokens}); refill fewer or closer spans")
-        first, last = seg_ids[0], seg_ids[-1]
-        keep_last = min(len(last), max(room // 2, room - len(first)))
-        keep_first = room - keep_last
-        seg_ids[0] = first[len(first) - keep_first:] if keep_first > 0 else []
-        seg_ids[-1] = last[:keep_last]
-        trimmed = True
-    ids: list[int] = []
-    starts_sorted = []
-    for k in range(len(cuts)):
-        ids.extend(seg_ids[k])
-        starts_sorted.append(len(ids))
-        ids.extend([tok.mask_id] * lens[k])
-    ids.extend(seg_ids[-1])
-    starts, lengths, heals = [0] * len(cuts), [0] * len(cuts), [b""] * len(cuts)
-    for k, i in enumerate(order):
-        starts[i], lengths[i], heals[i] = starts_sorted[k], lens[k], heal_of[k]
-    return _Layout(ids, starts, lengths, heals, trimmed)
-
-
-def _choose(token: Tensor, eligible: Tensor, span_of: Tensor, offsets: Tensor, k: int,
-            stop_ids: Tensor, end_now: bool = True) -> Tensor:
-    """Indices of the (at most ``k``, at least one) positions to commit across all spans.
-
-    The ``k`` most confident eligible predictions; when fewer are eligible and ``end_now`` (the
-    schedule's last step), each span's leftmost undecided position that predicts a stop is added
-    (it ends that span), as ``engine.sampler.choose_commits`` does for one span.
-    """
-    k = min(k, eligible.numel())
-    finite = torch.isfinite(eligible)
-    chosen = eligible.topk(k).indices  # [k]
-    chosen = chosen[finite[chosen]]
-    if chosen.numel() < k and end_now:
-        taken = torch.zeros_like(finite)
-        taken[chosen] = True
-        extra = []
-        for s in torch.unique(span_of).tolist():
-            idx = ((span_of == s) & ~taken).nonzero().flatten()
-            if idx.numel() == 0:
-                continue
-            first = idx[offsets[idx].argmin()]
-            if bool(torch.isin(token[first], stop_ids)) and len(extra) + chosen.numel() < k:
-                extra.append(first)
-        if extra:
-            chosen = torch.cat([chosen, torch.stack(extra)])
-    if chosen.numel() == 0:
-        chosen = eligible.argmax()[None]
-    return chosen
-
-
 @torch.inference_mode()
 def refill(model: Transformer, tok: Tokenizer, text: str, spans: Sequence[tuple[int, int]],
            max_tokens_each: int | Sequence[int], context_tokens: int, *, steps: int | None = None,
@@ -289,58 +196,19 @@ def refill(model: Transformer, tok: Tokenizer, text: str, spans: Sequence[tuple[
     budgets = [max_tokens_each] * len(checked) if isinstance(max_tokens_each, int) else list(max_tokens_each)
     if len(budgets) != len(checked) or not all(isinstance(b, int) and b > 0 for b in budgets):
         raise InvalidRequestError("max_tokens_each must be a positive integer (or one per span)")
-    if steps is not None and (not isinstance(steps, int) or steps <= 0):
-        raise InvalidRequestError(f"steps must be a positive integer, got {steps!r}")
-    if not (isinstance(temperature, int | float) and math.isfinite(temperature) and temperature >= 0):
-        raise InvalidRequestError(f"temperature must be a finite number >= 0, got {temperature!r}")
-    lay = _layout(tok, text, checked, budgets, context_tokens, heal)
-    device = _device(model)
-    x = torch.tensor([lay.ids], device=device)  # [1, L]
-    pos = torch.cat([torch.arange(s, s + n) for s, n in zip(lay.starts, lay.lengths, strict=True)]).to(device)  # [P]
-    span_of = torch.cat([torch.full((n,), i) for i, n in enumerate(lay.lengths)]).to(device)  # [P]
-    offset_of = torch.cat([torch.arange(n) for n in lay.lengths]).to(device)  # [P]
-    decided = torch.zeros(pos.numel(), dtype=torch.bool, device=device)  # [P]
-    conf_of = torch.zeros(pos.numel(), device=device)  # [P]
-    stop_ids = torch.tensor(tok.stop_ids, device=device)
-    gen = make_generator(seed, device)
-    total_steps = steps or pos.numel()
-    step = forwards = 0
-    while not bool(decided.all()):
-        _check_cancel(cancel)
-        logits = shift_logits(model(x), model.config.logits_shift)[0]  # [L, V]
-        forwards += 1
-        und = (~decided).nonzero().flatten()  # [N] indices into pos
-        lg = logits[pos[und]]  # [N, V]
-        for i in torch.unique(span_of[und]).tolist():  # mask token forbidden, healing per span
-            rows = (span_of[und] == i).nonzero().flatten()
-            lg[rows] = constrain_logits(lg[rows], offset_of[und][rows], tok, lay.heal[i])
-        token, conf = predict(lg, temperature, "max_prob", gen)  # [N], [N]
-        eligible = torch.empty_like(conf)
-        for i in torch.unique(span_of[und]).tolist():  # padding order per span
-            rows = (span_of[und] == i).nonzero().flatten()
-            eligible[rows] = eligible_confidence(token[rows], conf[rows], offset_of[und][rows], stop_ids)
-        k = commit_count(und.numel(), total_steps - step)
-        chosen = _choose(token, eligible, span_of[und], offset_of[und], k, stop_ids,
-                         end_now=total_steps - step <= 1)
-        at = und[chosen]
-        x[0, pos[at]] = token[chosen]
-        decided[at] = True
-        conf_of[at] = conf[chosen].float()
-        step += 1
-        for i, (s, n) in enumerate(zip(lay.starts, lay.lengths, strict=True)):
-            sel = span_of == i
-            d = decided[sel].clone()
-            fill_after_stop(x[0, s:s + n], d, stop_ids, tok.pad_id)
-            decided[sel] = d
+    opts = InfillOptions(sampler="reference", steps=steps, temperature=temperature, seed=seed, heal=heal)
+    opts.validate()
+    lay = layout_spans(tok, text, checked, budgets, context_tokens, heal)
+    state = SpanState.new(lay, next(model.parameters()).device)
+    run = decode_uncached(model, tok, state, steps=steps, temperature=temperature, confidence=opts.confidence,
+                          seed=seed, cancel=cancel)
     fills = []
-    for i, (s, n) in enumerate(zip(lay.starts, lay.lengths, strict=True)):
-        span_ids = x[0, s:s + n].tolist()
-        out, kept, count = span_text(tok, span_ids, lay.heal[i])
-        confs = conf_of[span_of == i][:count].tolist()
-        fills.append(SpanFill(checked[i][0], checked[i][1], out, sum(confs) / len(confs) if confs else 0.0,
-                              confs, "stop" if count < n else "length"))
-    prompt = len(lay.ids) - sum(lay.lengths)
-    return RefillResult(fills, step, forwards, lay.trimmed, prompt,
+    for i, (start, end) in enumerate(checked):
+        span = read_span(state, tok, i)
+        confs = span.confidences
+        fills.append(SpanFill(start, end, span.text, sum(confs) / len(confs) if confs else 0.0, confs,
+                              span.stop_reason))
+    return RefillResult(fills, run.steps, run.forwards, lay.trimmed, lay.prompt_tokens,
                         {"total_ms": (time.perf_counter() - t0) * 1000})
 
 
@@ -361,14 +229,13 @@ def score_spans(model: Transformer, tok: Tokenizer, text: str,
         s, e, new = cand
         _validate_spans(text, [(s, e)])
         pre = tok.encode(text[:s]) if s else []
-        head = ""
-        if pre:  # re-tokenize the prefix's last token with the new text (as boundary healing does)
-            head_bytes = tok.token_bytes[pre[-1]] if pre[-1] < len(tok.token_bytes) else b""
-            head = head_bytes.decode("utf-8", errors="ignore")
-            if head_bytes and head.encode("utf-8") == head_bytes:
-                pre = pre[:-1]
-            else:
-                head = ""
+        # re-tokenize the prefix's last token with the new text (as boundary healing does)
+        healed, head_bytes = heal_boundary(tok, pre)
+        head = head_bytes.decode("utf-8", errors="ignore")
+        if head_bytes and head.encode("utf-8") == head_bytes:
+            pre = healed
+        else:
+            head = ""
         target = tok.encode(head + new) if head + new else []
         suf = tok.encode(text[e:]) if e < len(text) else []
         room = context_tokens - len(target)
@@ -376,10 +243,7 @@ def score_spans(model: Transformer, tok: Tokenizer, text: str,
             rows.append([tok.mask_id])
             reads.append((0, []))
             continue
-        keep_suf = min(len(suf), max(room // 2, room - len(pre)))
-        keep_pre = room - keep_suf
-        pre = pre[len(pre) - keep_pre:] if keep_pre > 0 else []
-        suf = suf[:keep_suf]
+        pre, suf = fit_context(pre, suf, room, REFILL_SUFFIX_SHARE)
         rows.append(pre + [tok.mask_id] * len(target) + suf)
         reads.append((len(pre), target))
     out: list[float] = []

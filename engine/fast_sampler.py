@@ -17,9 +17,10 @@ How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
   is rarely confident, and one token per step would make it slower than left-to-right
   decoding) — or, with ``threshold=None``, a fixed count that spreads the block over
   ``steps_per_block`` steps.
-* The padding-order and boundary-healing rules are the reference sampler's, through the same
-  primitives (engine/sampler.py), so at temperature 0 with one token per step, no cache, no
-  blocks and no growth, this sampler reproduces the reference exactly.
+* The commit rule, padding order, boundary healing and single-line end are the decoding
+  core's (engine/decode.py), so at temperature 0 with one token per step, no cache, no blocks
+  and no growth (``engine.options.exact_options()``), this sampler reproduces the reference
+  exactly. The schedule (block size, threshold, ...) comes from ``InfillOptions.schedule()``.
 
 Batching: ``FastDecoder.step(states)`` advances any set of requests by one step, grouping the
 full steps into one padded forward and the block steps into another (padded queries and
@@ -28,97 +29,31 @@ padded cached context, hidden by key masks).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from engine.canvas import Canvas, span_text
-from engine.errors import CancelledError, InvalidRequestError
+from engine.canvas import Canvas
+from engine.decode import SpanState, commit_count, commit_step, make_generator, predict_rows, read_span
+from engine.errors import CancelledError
 from engine.model import KV, Transformer
-from engine.sampler import (
-    CONFIDENCE_KINDS,
-    choose_commits,
-    commit_count,
-    constrain_logits,
-    eligible_confidence,
-    end_at_line,
-    fill_after_stop,
-    make_generator,
-    predict,
-)
+from engine.options import WHOLE_SPAN, InfillOptions, Schedule
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken, InfillResult, StepEvent
-
-CACHE_MODES = ("dual", "none")
-
-
-@dataclass(frozen=True)
-class FastOptions:
-    block_size: int = 16
-    threshold: float | None = 0.9  # None: fixed count per step (steps_per_block)
-    min_per_step: int = 1  # with a threshold: commit at least this many per step (the most confident)
-    steps_per_block: int | None = None  # fixed-count schedule; None = one token per step
-    cache: str = "dual"
-    refresh_every: int = 0  # 0: refresh the cache only when a block starts
-    initial_span: int | None = 32  # None: the whole max_tokens span from the start
-    temperature: float = 0.0
-    confidence: str = "max_prob"
-    seed: int | None = None
-    allow_stop: bool = True  # False: a fixed-length fill (no padding/EOS ends the span)
-    single_line: bool = False  # end after the first line break that follows non-blank text
-
-    def validate(self) -> None:
-        if not isinstance(self.block_size, int) or self.block_size <= 0:
-            raise InvalidRequestError(f"block_size must be a positive integer, got {self.block_size!r}")
-        if self.threshold is not None and not (0.0 < self.threshold <= 1.0):
-            raise InvalidRequestError(f"threshold must be in (0, 1], got {self.threshold!r}")
-        if not isinstance(self.min_per_step, int) or self.min_per_step <= 0:
-            raise InvalidRequestError(f"min_per_step must be a positive integer, got {self.min_per_step!r}")
-        if self.steps_per_block is not None and self.steps_per_block <= 0:
-            raise InvalidRequestError(f"steps_per_block must be positive, got {self.steps_per_block!r}")
-        if self.cache not in CACHE_MODES:
-            raise InvalidRequestError(f"cache must be one of {', '.join(CACHE_MODES)}, got {self.cache!r}")
-        if self.refresh_every < 0:
-            raise InvalidRequestError(f"refresh_every must be >= 0, got {self.refresh_every!r}")
-        if self.initial_span is not None and self.initial_span <= 0:
-            raise InvalidRequestError(f"initial_span must be positive, got {self.initial_span!r}")
-        if self.confidence not in CONFIDENCE_KINDS:
-            raise InvalidRequestError(f"confidence must be one of {', '.join(CONFIDENCE_KINDS)}")
-        if not (math.isfinite(self.temperature) and self.temperature >= 0):
-            raise InvalidRequestError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
-
-
-# The user's speed/quality knob.
-PRESETS: dict[str, FastOptions] = {
-    "fast": FastOptions(block_size=16, threshold=0.7, min_per_step=8, initial_span=16),
-    "balanced": FastOptions(block_size=16, threshold=0.9, min_per_step=4, initial_span=32),
-    "quality": FastOptions(block_size=8, threshold=0.97, min_per_step=1, initial_span=32, refresh_every=4),
-}
-
-
-def preset_options(name: str, **overrides) -> FastOptions:
-    if name not in PRESETS:
-        raise InvalidRequestError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-    opts = replace(PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
-    opts.validate()
-    return opts
 
 
 @dataclass
 class DecodeState:
-    """One request in flight. Positions: canvas = prefix | span | suffix."""
+    """One request in flight: a one-span ``SpanState`` plus the block, cache and counters."""
     canvas: Canvas
-    opts: FastOptions
+    opts: InfillOptions
+    schedule: Schedule
     max_span: int
-    ids: Tensor  # [L] current canvas
-    span_len: int
-    decided: Tensor  # [span_len] bool
-    conf: Tensor  # [span_len] float
+    spans: SpanState
     generator: torch.Generator
     cancel: CancelToken | None = None
     callback: Callable[[StepEvent], None] | None = None
@@ -129,21 +64,33 @@ class DecodeState:
     forwards: int = 0
     block_steps: int = 0
     done: bool = False
-    stopped: bool = False
     error: Exception | None = None  # set (and done) when cancelled or past its deadline
     t0: float = field(default_factory=time.perf_counter)
 
     @property
+    def ids(self) -> Tensor:  # [L] current canvas
+        return self.spans.ids
+
+    @property
     def start(self) -> int:
-        return len(self.canvas.prefix_ids)
+        return self.spans.starts[0]
+
+    @property
+    def span_len(self) -> int:
+        return self.spans.lengths[0]
+
+    @property
+    def decided(self) -> Tensor:  # [span_len] bool
+        return self.spans.decided
 
     @property
     def block_end(self) -> int:
-        return min(self.span_len, self.block_start + self.opts.block_size)
+        return min(self.span_len, self.block_start + self.schedule.block_size)
 
     def needs_full(self) -> bool:
+        every = self.schedule.refresh_every
         return (self.ctx_kv is None or self.opts.cache == "none"
-                or (self.opts.refresh_every > 0 and self.steps_since_full >= self.opts.refresh_every))
+                or (every > 0 and self.steps_since_full >= every))
 
     def query_window(self, shift: bool) -> tuple[int, int]:
         """Canvas positions whose outputs decide the block (one earlier when logits shift)."""
@@ -160,17 +107,16 @@ class FastDecoder:
         self.stop_ids = torch.tensor(tok.stop_ids, device=self.device)
 
     # ------------------------------------------------------------------ requests
-    def start(self, canvas: Canvas, opts: FastOptions, cancel: CancelToken | None = None,
+    def start(self, canvas: Canvas, opts: InfillOptions, cancel: CancelToken | None = None,
               callback: Callable[[StepEvent], None] | None = None) -> DecodeState:
         opts.validate()
+        sched = opts.schedule()
         max_span = canvas.span_len
-        span = max_span if opts.initial_span is None else min(max_span, opts.initial_span + (
+        span = max_span if sched.initial_span == WHOLE_SPAN else min(max_span, sched.initial_span + (
             1 if canvas.heal_bytes else 0))
         first = Canvas(canvas.prefix_ids, canvas.suffix_ids, span, canvas.heal_bytes, canvas.trimmed)
-        ids = torch.tensor(first.ids(self.tok.mask_id), device=self.device)
-        return DecodeState(canvas=first, opts=opts, max_span=max_span, ids=ids, span_len=span,
-                           decided=torch.zeros(span, dtype=torch.bool, device=self.device),
-                           conf=torch.zeros(span, device=self.device),
+        return DecodeState(canvas=first, opts=opts, schedule=sched, max_span=max_span,
+                           spans=SpanState.new(first.layout(self.tok.mask_id), self.device),
                            generator=make_generator(opts.seed, self.device), cancel=cancel,
                            callback=callback)
 
@@ -299,74 +245,51 @@ class FastDecoder:
                 return out.token, conf
         if logits is None:
             logits = self.model.lm_head(hidden)  # [N, V]
-        lg = constrain_logits(logits, offsets, self.tok, s.canvas.heal_bytes, opts.allow_stop)  # [N, V]
-        return predict(lg, opts.temperature, opts.confidence, s.generator)
+        return predict_rows(s.spans, self.tok, offsets, logits, opts.temperature, opts.confidence,
+                            opts.allow_stop, s.generator)
 
     # ------------------------------------------------------------------ decisions
     def _decide(self, s: DecodeState, logits: Tensor | None = None, hidden: Tensor | None = None) -> None:
         """Commit this step's tokens from block-aligned ``logits`` [block, V] or ``hidden`` [block, D]."""
-        opts = s.opts
+        sched = s.schedule
         b0, b1 = s.block_start, s.block_end
         undecided = (~s.decided[b0:b1]).nonzero().flatten()  # block-relative [N]
-        offsets = undecided + b0  # span offsets [N]
+        offsets = undecided + b0  # span offsets [N] (= rows: one span)
         token, raw = self._scores(s, offsets, None if logits is None else logits[undecided],
                                   None if hidden is None else hidden[undecided])  # [N], [N]
-        conf = eligible_confidence(token, raw, offsets, self.stop_ids)  # [N]
-        finite = torch.isfinite(conf)
-        if opts.threshold is not None:
-            chosen = (finite & (conf >= opts.threshold)).nonzero().flatten()
-            if chosen.numel() < opts.min_per_step:  # too few above the threshold: the top ones
-                chosen = choose_commits(token, conf, offsets, opts.min_per_step, self.stop_ids, end_now=False)
-        else:
-            per_block = opts.steps_per_block or (b1 - b0)
-            k = commit_count(undecided.numel(), per_block - s.block_steps)
-            chosen = choose_commits(token, conf, offsets, k, self.stop_ids,
-                                    end_now=per_block - s.block_steps <= 1)
-        pos = offsets[chosen]
-        s.ids[s.start + pos] = token[chosen]
-        s.decided[pos] = True
-        s.conf[pos] = raw[chosen].float()
+        if sched.threshold is not None:
+            k, end_now = sched.min_per_step, False
+        else:  # a fixed count: the block spread over steps_per_block steps (at most one per position)
+            per_block = min(sched.steps_per_block or (b1 - b0), b1 - b0)
+            k, end_now = commit_count(undecided.numel(), per_block - s.block_steps), per_block - s.block_steps <= 1
+        chosen = commit_step(s.spans, self.tok, offsets, token, raw, self.stop_ids, k=k, end_now=end_now,
+                             threshold=sched.threshold, single_line=s.opts.single_line)
         s.steps += 1
         s.block_steps += 1
-        self._fill_after_stop(s)
         if s.callback is not None:
-            s.callback(StepEvent(s.steps, pos.tolist(), s.ids[s.start:s.start + s.span_len].tolist(),
+            s.callback(StepEvent(s.steps, offsets[chosen].tolist(), s.spans.span_ids(0).tolist(),
                                  raw[chosen].float().tolist()))
         self._advance(s)
-
-    def _fill_after_stop(self, s: DecodeState) -> None:
-        span = s.ids[s.start:s.start + s.span_len]  # a view: filled in place
-        fill_after_stop(span, s.decided, self.stop_ids, self.tok.pad_id)
-        s.stopped = s.stopped or bool((torch.isin(span, self.stop_ids) & s.decided).any())
-        if s.opts.single_line and end_at_line(self.tok, span, s.decided, s.canvas.heal_bytes):
-            s.stopped = True
 
     def _advance(self, s: DecodeState) -> None:
         if not bool(s.decided[s.block_start:s.block_end].all()):
             return
-        if bool(s.decided.all()) and (s.stopped or s.span_len >= s.max_span):
+        if bool(s.decided.all()) and (s.spans.stopped[0] or s.span_len >= s.max_span):
             s.done = True
             return
         if s.block_end < s.span_len:  # next block
             s.block_start = s.block_end
         else:  # grow the span by one block
-            extra = min(s.opts.block_size, s.max_span - s.span_len)
-            cut = s.start + s.span_len
-            masks = torch.full((extra,), self.tok.mask_id, dtype=torch.long, device=self.device)
-            s.ids = torch.cat([s.ids[:cut], masks, s.ids[cut:]])
-            s.decided = torch.cat([s.decided, torch.zeros(extra, dtype=torch.bool, device=self.device)])
-            s.conf = torch.cat([s.conf, torch.zeros(extra, device=self.device)])
+            extra = min(s.schedule.block_size, s.max_span - s.span_len)
             s.block_start = s.span_len
-            s.span_len += extra
+            s.spans.grow(extra, self.tok.mask_id)
         s.ctx_kv = None  # a new block starts with a full step
         s.block_steps = 0
 
     def result(self, s: DecodeState) -> InfillResult:
-        span = s.ids[s.start:s.start + s.span_len].tolist()
-        text, kept, count = span_text(self.tok, span, s.canvas.heal_bytes)
+        span = read_span(s.spans, self.tok, 0, s.opts.single_line)
         return InfillResult(
-            text=text, token_ids=kept, confidences=s.conf[:count].tolist(), steps=s.steps,
+            text=span.text, token_ids=span.token_ids, confidences=span.confidences, steps=s.steps,
             forwards=s.forwards, trimmed=s.canvas.trimmed,
-            prompt_tokens=len(s.canvas.prefix_ids) + len(s.canvas.suffix_ids),
-            stop_reason="stop" if s.stopped and count < s.span_len else "length",
+            prompt_tokens=len(s.canvas.prefix_ids) + len(s.canvas.suffix_ids), stop_reason=span.stop_reason,
             timings={"decode_ms": (time.perf_counter() - s.t0) * 1000})

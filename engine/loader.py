@@ -23,7 +23,7 @@ from engine.model import Transformer
 from engine.tokenizer import Tokenizer
 
 EMBEDDED_DIR = Path(__file__).parent / "models" / "mercury-coder-tiny"
-META_INIT_MIN_PARAMS = 100_000_000
+META_INIT_MIN_PARAMS = 100_000_000  # above this, init on the meta device (random init would cost seconds)
 
 
 @dataclass

@@ -18,21 +18,25 @@ from dataclasses import dataclass
 
 from engine.canvas import Canvas
 from engine.errors import CancelledError, EngineError
-from engine.fast_sampler import DecodeState, FastDecoder, FastOptions
+from engine.fast_sampler import DecodeState, FastDecoder
+from engine.options import InfillOptions
 from engine.types import CancelToken, StepEvent
+
+MAX_BATCH = 16  # requests in flight per step: keeps one padded step's forward small enough to stay interactive
+CLOSE_TIMEOUT_S = 5  # close() waits this long for the worker thread to end
 
 
 @dataclass
 class _Job:
     canvas: Canvas
-    opts: FastOptions
+    opts: InfillOptions
     cancel: CancelToken | None
     callback: Callable[[StepEvent], None] | None
     future: Future
 
 
 class Scheduler:
-    def __init__(self, decoder: FastDecoder, max_batch: int = 16) -> None:
+    def __init__(self, decoder: FastDecoder, max_batch: int = MAX_BATCH) -> None:
         self.decoder = decoder
         self.max_batch = max_batch
         self._queue: queue.Queue[_Job | None] = queue.Queue()
@@ -41,7 +45,7 @@ class Scheduler:
         self._closed = False
         self.steps_run = 0  # observable: denoising iterations executed (tests, benchmarks)
 
-    def submit(self, canvas: Canvas, opts: FastOptions, cancel: CancelToken | None = None,
+    def submit(self, canvas: Canvas, opts: InfillOptions, cancel: CancelToken | None = None,
                callback: Callable[[StepEvent], None] | None = None) -> Future:
         if self._closed:
             raise EngineError("the engine's scheduler is closed")
@@ -55,7 +59,7 @@ class Scheduler:
         self._closed = True
         if self._thread is not None:
             self._queue.put(None)
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=CLOSE_TIMEOUT_S)
 
     # ------------------------------------------------------------------ worker
     def _ensure_thread(self) -> None:

@@ -17,6 +17,7 @@ from engine.errors import CheckpointError, TokenizerError
 
 # Names that checkpoints use for the diffusion mask token and for padding/end of text.
 MASK_NAMES = ("<|mask|>", "<|mdm_mask|>", "<mask>", "[MASK]")
+PREFIX_MASK_CACHE = 256  # healing masks kept per tokenizer ([V] bools each): the prefixes one session meets
 PAD_NAMES = ("<|pad|>", "<|endoftext|>", "<pad>", "[PAD]", "<|eot_id|>", "</s>")
 
 
@@ -93,7 +94,7 @@ class Tokenizer:
         if hit is None:
             hit = torch.tensor([len(b) > 0 and b.startswith(prefix) for b in self.token_bytes],
                                dtype=torch.bool)
-            if len(self._prefix_masks) >= 256:
+            if len(self._prefix_masks) >= PREFIX_MASK_CACHE:
                 self._prefix_masks.pop(next(iter(self._prefix_masks)))
             self._prefix_masks[prefix] = hit
         return hit.to(device)

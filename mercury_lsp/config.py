@@ -14,8 +14,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-Preset = Literal["fast", "balanced", "quality"]
-Sampler = Literal["auto", "reference", "fast"]
+from engine.options import Preset
+
+Sampler = Literal["auto", "reference", "fast"]  # "auto": the engine's default (the fast sampler)
 LogLevel = Literal["error", "warning", "info", "debug"]
 SyntaxGuard = Literal["drop", "off"]
 CompletionFallback = Literal["auto", "always", "never"]
@@ -63,6 +64,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     # Language server: workspace files that are not open but mention what the edit changed join
     # the prediction (edits there come with version null); 0 keeps it to open documents.
     max_workspace_files: Annotated[int, Meta(ge=0, le=10_000)] = 200
+    # A request (and the client applying its edits) gives up after this; a cold CPU model
+    # refilling dozens of locations takes seconds, never this long.
+    timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000
 
 
 class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):

@@ -21,11 +21,17 @@ from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentSnapshot
 from mercury_lsp.schema import SpanKind
 from mercury_lsp.syntax import BLOCK_OPENERS, IMPORT_NODE_PARTS, is_textual
+from mercury_lsp.text import TextIndex, utf8_len
 
 CLOSERS = ")]}"
 CONTINUATION_OPENERS = ("(", "[", ",")
 # Without a grammar, a hot spot contributes this many lines around it.
 HOT_SPOT_LINES = 6
+# A span takes at most this share of the context; the rest is prefix/suffix for it to read.
+SPAN_CONTEXT_DIVISOR = 2
+# How far span detection looks up/down for a non-blank line (a header, the next statement):
+# further away, the lines no longer describe the cursor's block.
+NONBLANK_LOOKAROUND_LINES = 50
 
 
 def is_word_char(ch: str) -> bool:
@@ -70,7 +76,7 @@ def choose_span(snap: DocumentSnapshot, tree, cursor: int) -> tuple[SpanKind, in
     before, after = text[ls:cursor], text[replace_end:le]
     node = None
     if tree is not None:
-        b = _byte_of(text, cursor)
+        b = utf8_len(text[:cursor])
         node = tree.root_node.descendant_for_byte_range(max(0, b - 1), max(0, b - 1))
     if after.strip():
         return "line", replace_end, None
@@ -93,7 +99,7 @@ def choose_span(snap: DocumentSnapshot, tree, cursor: int) -> tuple[SpanKind, in
 
 
 def _previous_nonblank(snap: DocumentSnapshot, line: int) -> int | None:
-    for i in range(line - 1, max(-1, line - 50), -1):
+    for i in range(line - 1, max(-1, line - NONBLANK_LOOKAROUND_LINES), -1):
         if snap.text[snap.line_start(i):snap.line_end(i)].strip():
             return i
     return None
@@ -102,16 +108,11 @@ def _previous_nonblank(snap: DocumentSnapshot, line: int) -> int | None:
 def _next_nonblank_is_deeper(snap: DocumentSnapshot, line: int, indent: int) -> bool:
     """The body already has code below the cursor: fill one statement, not a whole block."""
     n = len(snap.line_starts)
-    for i in range(line + 1, min(n, line + 50)):
+    for i in range(line + 1, min(n, line + NONBLANK_LOOKAROUND_LINES)):
         t = snap.text[snap.line_start(i):snap.line_end(i)]
         if t.strip():
             return len(leading_ws(t)) > indent
     return False
-
-
-def _byte_of(text: str, offset: int) -> int:
-    head = text[:offset]
-    return len(head) if head.isascii() else len(head.encode("utf-8"))
 
 
 # ---------------------------------------------------------------------------- windows
@@ -122,7 +123,7 @@ def build_window(snap: DocumentSnapshot, tree, cursor: int, settings: Settings, 
     limit = budget.context_tokens
     if ctx.max_context_tokens is not None:
         limit = min(limit, ctx.max_context_tokens)
-    span = min(max_tokens, limit // 2)
+    span = min(max_tokens, limit // SPAN_CONTEXT_DIVISOR)
     room_tokens = max(0, limit - span - 1 - ctx.reserved_tokens)
     room_chars = int(room_tokens * budget.chars_per_token * ctx.safety_margin)
     suffix_chars = int(room_chars * ctx.suffix_share)
@@ -198,7 +199,7 @@ def _word_cut(text: str, start: int, limit: int) -> int:
 
 
 def _ancestors(tree, text: str, offset: int) -> list:
-    b = _byte_of(text, offset)
+    b = utf8_len(text[:offset])
     node = tree.root_node.descendant_for_byte_range(b, b)
     chain = []
     while node is not None and node.parent is not None:
@@ -209,28 +210,16 @@ def _ancestors(tree, text: str, offset: int) -> list:
 
 
 class _Offsets:
-    """Tree-sitter points (row, byte column) -> code-point offsets of one snapshot."""
+    """Tree-sitter node -> code-point offsets of one snapshot."""
 
     def __init__(self, snap: DocumentSnapshot) -> None:
-        self.snap = snap
-        self.ascii = snap.text.isascii()
-
-    def at(self, point) -> int:
-        row, col = point
-        starts = self.snap.line_starts
-        if row >= len(starts):
-            return len(self.snap.text)
-        ls = starts[row]
-        if self.ascii:
-            return ls + col
-        line = self.snap.text[ls:self.snap.line_end(row) + 1]
-        return ls + len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+        self.index = TextIndex(snap.text, snap.line_starts)
 
     def start(self, node) -> int:
-        return self.at(node.start_point)
+        return self.index.offset_of_point(node.start_point)
 
     def end(self, node) -> int:
-        return self.at(node.end_point)
+        return self.index.offset_of_point(node.end_point)
 
 
 def _tree_prefix(snap: DocumentSnapshot, tree, cursor: int, budget: int) -> str:

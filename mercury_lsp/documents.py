@@ -9,79 +9,33 @@ records the byte-level edits the next incremental parse needs.
 
 from __future__ import annotations
 
-import bisect
-import re
 import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from mercury_lsp.schema import EditRecord
+from mercury_lsp.text import (
+    NEWLINE,
+    Lines,
+    PositionEncoding,
+    PositionError,
+    end_point,
+    index_of_units,
+    line_starts_of,
+    units_len,
+    utf8_len,
+    utf16_len,
+)
 
-_NEWLINE = re.compile("\n")
+__all__ = ["Document", "DocumentSnapshot", "DocumentStore", "EditHistory", "PositionEncoding",
+           "PositionError", "index_of_units", "units_len", "utf16_len"]
+
 HOT_SPOT_MERGE_CHARS = 256  # edits closer than this to a newer one count as the same region
-MAX_PENDING_EDITS = 2048
-
-
-class PositionEncoding(StrEnum):
-    UTF8 = "utf-8"
-    UTF16 = "utf-16"
-    UTF32 = "utf-32"
-
-
-class PositionError(ValueError):
-    """A position that does not exist in the document (message safe to show: no user text)."""
-
-
-def utf16_len(s: str) -> int:
-    if s.isascii():
-        return len(s)
-    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
-
-
-def units_len(s: str, enc: PositionEncoding) -> int:
-    if enc is PositionEncoding.UTF32 or s.isascii():
-        return len(s)
-    if enc is PositionEncoding.UTF16:
-        return utf16_len(s)
-    return len(s.encode("utf-8"))
-
-
-def index_of_units(line: str, units: int, enc: PositionEncoding, strict: bool) -> int:
-    """Code-point index in ``line`` of a column counted in ``enc`` units.
-
-    Past the end: the line's length (LSP: "defaults back to the line length"). A column inside a
-    character (a UTF-16 surrogate pair, a multi-byte UTF-8 sequence): PositionError when
-    ``strict``, else the start of that character.
-    """
-    if units < 0:
-        raise PositionError("negative column")
-    if enc is PositionEncoding.UTF32 or line.isascii():
-        return min(units, len(line))
-    if enc is PositionEncoding.UTF16:
-        count = 0
-        for i, ch in enumerate(line):
-            if count >= units:
-                if count > units and strict:
-                    raise PositionError("column splits a UTF-16 surrogate pair")
-                return i if count == units else i - 1
-            count += 2 if ord(ch) > 0xFFFF else 1
-        if count > units:  # inside the last character
-            if strict:
-                raise PositionError("column splits a UTF-16 surrogate pair")
-            return len(line) - 1
-        return len(line)
-    data = line.encode("utf-8")
-    if units >= len(data):
-        return len(line)
-    head = data[:units]
-    try:
-        return len(head.decode("utf-8"))
-    except UnicodeDecodeError:
-        if strict:
-            raise PositionError("column splits a UTF-8 sequence") from None
-        return len(head.decode("utf-8", errors="ignore"))
+HOT_SPOTS = 8  # recent edit regions remembered per document (the context window favours them)
+MAX_PENDING_EDITS = 2048  # byte edits kept for the next incremental parse before starting over
+RECENT_RECORDS = 16  # default number of records ``EditHistory.recent`` returns
+SYNTAX_MAX_BYTES = 1 << 20  # default size above which documents get no syntax tree (see Settings)
 
 
 @dataclass(frozen=True)
@@ -106,34 +60,21 @@ class SyntaxSnapshot:
 
 
 @dataclass(frozen=True)
-class DocumentSnapshot:
+class DocumentSnapshot(Lines):
     """An immutable view of a document at one version: what a worker thread may read."""
     uri: str
     language_id: str
     version: int
     text: str
-    line_starts: tuple[int, ...] | list[int]
+    line_starts: tuple[int, ...]  # a copy: the document's own list changes with the next edit
     syntax: SyntaxSnapshot | None
     hot_spots: tuple[int, ...]  # offsets of recent edits, most recent first
     crlf: bool
 
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.line_starts, offset) - 1
 
-    def line_start(self, line: int) -> int:
-        return self.line_starts[line]
+class Document(Lines):
+    """An open document; ``line_starts`` is kept up to date edit by edit."""
 
-    def line_end(self, line: int) -> int:
-        """Offset of the end of ``line``'s content (before its line ending)."""
-        if line + 1 < len(self.line_starts):
-            end = self.line_starts[line + 1] - 1
-            if end > self.line_starts[line] and self.text[end - 1] == "\r":
-                end -= 1
-            return end
-        return len(self.text)
-
-
-class Document:
     def __init__(self, uri: str, language_id: str, version: int, text: str, grammar: str | None) -> None:
         self.uri = uri
         self.language_id = language_id
@@ -141,7 +82,7 @@ class Document:
         self.grammar = grammar
         self.text = ""
         self.line_starts: list[int] = [0]
-        self.hot_spots: deque[int] = deque(maxlen=8)
+        self.hot_spots: deque[int] = deque(maxlen=HOT_SPOTS)
         self._tree: object | None = None
         self._edits: list[ByteEdit] = []
         self._seq = 0
@@ -151,7 +92,7 @@ class Document:
     # ------------------------------------------------------------------ state
     def _set_text(self, text: str) -> None:
         self.text = text
-        self.line_starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+        self.line_starts = line_starts_of(text)
         self._tree = None
         self._edits.clear()
         self.hot_spots.clear()
@@ -170,7 +111,7 @@ class Document:
         if self.grammar is not None and len(self.text) <= syntax_max_bytes:
             syntax = SyntaxSnapshot(self.grammar, self._tree, tuple(self._edits), self._seq)
         return DocumentSnapshot(self.uri, self.language_id, self.version, self.text,
-                                self.line_starts, syntax, tuple(self.hot_spots), self.crlf)
+                                tuple(self.line_starts), syntax, tuple(self.hot_spots), self.crlf)
 
     def adopt_tree(self, tree: object, seq: int) -> None:
         """A worker parsed the text as of edit ``seq``: keep the tree, drop the edits it covers."""
@@ -178,34 +119,6 @@ class Document:
             return  # the text was reset in between: that tree belongs to another text
         self._edits = [e for e in self._edits if e.seq > seq]
         self._tree = tree
-
-    # ------------------------------------------------------------------ positions
-    @property
-    def line_count(self) -> int:
-        return len(self.line_starts)
-
-    def line_text(self, line: int) -> str:
-        start = self.line_starts[line]
-        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
-        return self.text[start:end].rstrip("\r\n")
-
-    def offset_at(self, line: int, character: int, enc: PositionEncoding, *, strict: bool) -> int:
-        if line < 0 or character < 0:
-            raise PositionError("negative position")
-        if line >= len(self.line_starts):
-            if strict:
-                raise PositionError(f"line {line} is past the end of the document "
-                                    f"({len(self.line_starts)} lines)")
-            return len(self.text)
-        return self.line_starts[line] + index_of_units(self.line_text(line), character, enc, strict)
-
-    def position_at(self, offset: int, enc: PositionEncoding) -> tuple[int, int]:
-        line = bisect.bisect_right(self.line_starts, offset) - 1
-        start = self.line_starts[line]
-        return line, units_len(self.text[start:offset], enc)
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.line_starts, offset) - 1
 
     # ------------------------------------------------------------------ edits
     def replace(self, start: int, end: int, new: str, track_syntax: bool) -> str:
@@ -216,10 +129,10 @@ class Document:
             self._record_byte_edit(start, end, new)
         else:
             self._drop_tree()
-        l0 = bisect.bisect_right(self.line_starts, start) - 1
-        l1 = bisect.bisect_right(self.line_starts, end) - 1
+        l0 = self.line_of(start)
+        l1 = self.line_of(end)
         delta = len(new) - (end - start)
-        inside = [start + m.end() for m in _NEWLINE.finditer(new)]
+        inside = [start + m.end() for m in NEWLINE.finditer(new)]
         tail = self.line_starts[l1 + 1:]
         self.line_starts[l0 + 1:] = inside + ([s + delta for s in tail] if delta else tail)
         self.text = text[:start] + new + text[end:]
@@ -240,25 +153,17 @@ class Document:
         text = self.text
         if len(self._edits) >= MAX_PENDING_EDITS:  # no parse for long: start over rather than grow
             self._drop_tree()
-        ascii_text = text.isascii()
 
-        def nbytes(s: str) -> int:
-            return len(s) if ascii_text else len(s.encode("utf-8"))
+        def point(offset: int) -> tuple[int, int]:
+            row = self.line_of(offset)
+            return row, utf8_len(text[self.line_starts[row]:offset])
 
-        def point(offset: int, base: str) -> tuple[int, int]:
-            row = bisect.bisect_right(self.line_starts, offset) - 1
-            return row, nbytes(base[self.line_starts[row]:offset])
-
-        start_byte = nbytes(text[:start])
-        old_end_byte = start_byte + nbytes(text[start:end])
-        new_bytes = len(new.encode("utf-8"))
-        start_point = point(start, text)
-        old_end_point = point(end, text)
-        nl = new.rfind("\n")
-        if nl < 0:
-            new_end_point = (start_point[0], start_point[1] + new_bytes)
-        else:
-            new_end_point = (start_point[0] + new.count("\n"), len(new[nl + 1:].encode("utf-8")))
+        start_byte = utf8_len(text[:start])
+        old_end_byte = start_byte + utf8_len(text[start:end])
+        new_bytes = utf8_len(new)
+        start_point = point(start)
+        old_end_point = point(end)
+        new_end_point = end_point(start_point, new)
         self._seq += 1
         self._edits.append(ByteEdit(self._seq, start_byte, old_end_byte, start_byte + new_bytes,
                                     start_point, old_end_point, new_end_point))
@@ -276,9 +181,9 @@ class EditHistory:
     Consecutive edits of the same document that touch the region the previous record produced
     (typing a word, backspacing it) within ``coalesce_s`` merge into one record.
     """
-    max_records: int = 256
-    coalesce_s: float = 2.0
-    max_text: int = 16_384
+    max_records: int = 256  # records kept across documents (next edit reads the newest few)
+    coalesce_s: float = 2.0  # edits this close in time, in the same region, are one edit
+    max_text: int = 16_384  # longest old/new text stored per record (longer ones are clipped)
     _records: deque[EditRecord] = field(default_factory=deque)
     _last_mono: float = 0.0
 
@@ -291,7 +196,7 @@ class EditHistory:
     def __len__(self) -> int:
         return len(self._records)
 
-    def recent(self, uri: str | None = None, limit: int = 16) -> list[EditRecord]:
+    def recent(self, uri: str | None = None, limit: int = RECENT_RECORDS) -> list[EditRecord]:
         out = [r for r in reversed(self._records) if uri is None or r.uri == uri]
         return out[:limit]
 
@@ -352,7 +257,7 @@ class DocumentStore:
         self._docs: dict[str, Document] = {}
         self._grammar_for = grammar_for  # (language_id, uri) -> grammar name | None
         self.history = history if history is not None else EditHistory()
-        self.syntax_max_bytes = 1 << 20
+        self.syntax_max_bytes = SYNTAX_MAX_BYTES
 
     def get(self, uri: str) -> Document | None:
         return self._docs.get(uri)

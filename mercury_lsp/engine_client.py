@@ -5,30 +5,31 @@ goes with a request (parsing, windows, the syntax guard) run there in submission
 event loop only schedules and awaits. Jobs carry an ``engine.CancelToken``: a job cancelled
 before it starts is skipped, a running infill stops at its next denoising step.
 
-Engine results are converted to ``schema`` Structs here; nothing else imports ``engine``. The
-``engine`` package (and torch) is imported on the worker, so the server answers ``initialize``
-at once while the model loads in the background; the loop side uses this module's own
-``CancelToken`` (linked to the engine's token when a job starts) and exceptions.
-Sampler/preset selection lives in ``EngineSession.infill``: with the reference sampler a preset
-maps onto a number of denoising steps; once ``Engine.infill`` takes ``preset``/``sampler``
-keywords they are passed through (detected from its signature at load).
+Engine results are converted to ``schema`` Structs here. The engine's model code (and torch)
+is imported on the worker, so the server answers ``initialize`` at once while the model loads
+in the background; the loop side uses the engine's own ``CancelToken`` and errors, whose
+modules (``engine.types``, ``engine.errors``, ``engine.options``) import without torch.
+Choosing the sampler is the engine's policy: ``InfillSpec`` carries a preset and, when the user
+asked for one, a sampler; ``Engine.infill`` defaults to the fast sampler.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import inspect
 import logging
-import math
 import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from engine.errors import CancelledError as EngineCancelled
+from engine.errors import EngineError
+from engine.options import InfillOptions
+from engine.types import CancelToken
 from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec
 
 if TYPE_CHECKING:
@@ -37,55 +38,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Reference sampler: denoising steps = ceil(span tokens / divisor).
-PRESET_STEP_DIVISOR = {"quality": 1, "balanced": 2, "fast": 4}
 CALIBRATION_CHARS = 16_000  # of real code, to estimate characters per token once per model
 
-__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec",
-           "load_session"]
-
-
-class EngineError(Exception):
-    """The engine refused or failed (message meant for the user)."""
-
-
-class EngineCancelled(EngineError):
-    """The job was cancelled, superseded or ran past its deadline."""
-
-
-class CancelToken:
-    """Cancellation for one job, usable from the event loop without importing the engine.
-
-    On the worker, ``engine_token()`` gives the engine's own token, linked to this one.
-    """
-
-    def __init__(self, deadline: float | None = None) -> None:
-        self.deadline = deadline  # time.monotonic() seconds
-        self._event = threading.Event()
-        self._lock = threading.Lock()
-        self._linked = None
-
-    def cancel(self) -> None:
-        self._event.set()
-        with self._lock:
-            linked = self._linked
-        if linked is not None:
-            linked.cancel()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
-
-    def engine_token(self):
-        from engine import CancelToken as EngineToken
-
-        with self._lock:
-            if self._linked is None:
-                self._linked = EngineToken(deadline=self.deadline)
-            linked = self._linked
-        if self._event.is_set():
-            linked.cancel()
-        return linked
+__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec", "load_session"]
 
 
 @dataclass(frozen=True)
@@ -103,10 +58,6 @@ class EngineSession:
     def __init__(self, engine: Engine, info: EngineInfo) -> None:
         self._engine = engine
         self.info = info
-        params = inspect.signature(engine.infill).parameters
-        self._native_presets = "preset" in params
-        self._native_sampler = "sampler" in params
-        self._native_single_line = "single_line" in params
 
     @property
     def context_tokens(self) -> int:
@@ -125,21 +76,14 @@ class EngineSession:
         return self._engine.count_tokens(text)
 
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
-        token = cancel.engine_token() if cancel is not None else None
-        kwargs: dict[str, Any] = {"temperature": spec.temperature, "seed": spec.seed, "cancel": token}
-        sampler = spec.sampler
-        if sampler == "auto":  # the fast sampler when the engine has one
-            sampler = "fast" if self._native_sampler else "reference"
-        if sampler == "fast" and self._native_sampler and self._native_presets:
-            kwargs["sampler"], kwargs["preset"] = "fast", spec.preset
-        else:  # the reference sampler: a preset is a number of denoising steps
-            kwargs["steps"] = max(1, math.ceil(spec.max_tokens / PRESET_STEP_DIVISOR.get(spec.preset, 1)))
-            if self._native_sampler:
-                kwargs["sampler"] = "reference"
-        if spec.single_line and self._native_single_line:
-            kwargs["single_line"] = True
+        fields = {"preset": spec.preset, "temperature": spec.temperature, "seed": spec.seed,
+                  "single_line": spec.single_line}
+        if spec.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
+            fields["sampler"] = spec.sampler
+        options = InfillOptions(**fields)
         t0 = time.perf_counter()
-        result: InfillResult = self._engine.infill(spec.prefix, spec.suffix, spec.max_tokens, **kwargs)
+        result: InfillResult = self._engine.infill(spec.prefix, spec.suffix, spec.max_tokens, options,
+                                                   cancel=cancel)
         return InfillOutcome(
             text=result.text, tokens=len(result.token_ids), mean_confidence=result.mean_confidence,
             stop_reason=result.stop_reason, steps=result.steps, forwards=result.forwards,
@@ -176,8 +120,8 @@ class _Worker:
                 continue
             try:
                 fut.set_result(fn())
-            except BaseException as exc:  # delivered to the awaiting coroutine, in our terms
-                fut.set_exception(_translate(exc))
+            except BaseException as exc:  # delivered to the awaiting coroutine
+                fut.set_exception(exc)
 
 
 class EngineClient:
@@ -263,23 +207,10 @@ def load_session(spec: LoadSpec, loader: Callable[..., Engine] | None = None) ->
     return EngineSession(engine, info)
 
 
-def _translate(exc: BaseException) -> BaseException:
-    """Engine exceptions -> this module's (the loop side never imports the engine)."""
-    import sys
-
-    engine_mod = sys.modules.get("engine")
-    if engine_mod is not None:
-        if isinstance(exc, engine_mod.CancelledError):
-            return EngineCancelled(str(exc))
-        if isinstance(exc, engine_mod.EngineError):
-            return EngineError(str(exc))
-    return exc
-
-
 def _calibration_text() -> str:
     here = Path(__file__).parent
     parts = []
-    for name in ("context.py", "documents.py", "completion.py"):
+    for name in ("context.py", "documents.py", "completion/service.py"):
         try:
             parts.append((here / name).read_text(encoding="utf-8"))
         except OSError:

@@ -14,6 +14,10 @@ import os
 from collections import defaultdict
 from typing import Any
 
+STREAM_LIMIT = 1 << 24  # longest line/message read from the server (16 MiB: whole-file results)
+REQUEST_TIMEOUT_S = 60.0  # a request or awaited notification (a cold model load on a busy CPU)
+SHUTDOWN_TIMEOUT_S = 30.0  # shutdown + exit until the process is gone
+
 
 class RpcError(Exception):
     def __init__(self, error: dict) -> None:
@@ -36,7 +40,7 @@ class RawClient:
     async def start(cls, *cmd: str, env: dict[str, str] | None = None, stderr=None) -> RawClient:
         proc = await asyncio.create_subprocess_exec(
             *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=stderr, env={**os.environ, **(env or {})}, limit=1 << 24)
+            stderr=stderr, env={**os.environ, **(env or {})}, limit=STREAM_LIMIT)
         return cls(proc)
 
     # ------------------------------------------------------------------ sending
@@ -57,7 +61,7 @@ class RawClient:
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return msg_id, fut
 
-    async def request(self, method: str, params: Any = None, timeout: float = 60) -> Any:
+    async def request(self, method: str, params: Any = None, timeout: float = REQUEST_TIMEOUT_S) -> Any:
         """The result, or RpcError for an error response."""
         _, fut = self.request_future(method, params)
         msg = await asyncio.wait_for(fut, timeout)
@@ -68,7 +72,7 @@ class RawClient:
     def cancel(self, msg_id: Any) -> None:
         self.notify("$/cancelRequest", {"id": msg_id})
 
-    async def wait_notification(self, method: str, predicate=None, timeout: float = 60) -> Any:
+    async def wait_notification(self, method: str, predicate=None, timeout: float = REQUEST_TIMEOUT_S) -> Any:
         """The first notification ``method`` (already received or future) matching ``predicate``."""
         for params in self.notifications[method]:
             if predicate is None or predicate(params):
@@ -141,7 +145,7 @@ class RawClient:
         self.notify("initialized", {})
         return result
 
-    async def shutdown(self, timeout: float = 30) -> int:
+    async def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT_S) -> int:
         with contextlib.suppress(Exception):
             await self.request("shutdown", None, timeout=timeout)
             self.notify("exit")

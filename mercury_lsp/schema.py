@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from engine.options import DEFAULT_PRESET, Preset, Sampler
+
 SpanKind = Literal["line", "statement", "block"]
 EngineState = Literal["idle", "loading", "ready", "error"]
 
@@ -41,8 +43,8 @@ class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
     prefix: str
     suffix: str
     max_tokens: int
-    preset: str = "balanced"
-    sampler: str = "auto"
+    preset: Preset = DEFAULT_PRESET
+    sampler: Sampler | Literal["auto"] = "auto"  # "auto": the engine's default (the fast sampler)
     temperature: float = 0.0
     seed: int = 0
     single_line: bool = False  # the engine may stop after the first text line (line spans)

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from urllib.parse import urlparse
 
 from mercury_lsp.documents import DocumentSnapshot
+from mercury_lsp.text import TextIndex, end_point
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ EXTENSIONS: dict[str, str] = {
 TEXTUAL_NODE_PARTS = ("comment", "string", "template")
 # Node types that open a body ending in ':' (Python) or '{' (brace languages).
 BLOCK_OPENERS = ("{", ":")
+# Errors counted in a region at most: the guard only compares before/after, a cap bounds the walk.
+MAX_ERRORS_COUNTED = 64
 IMPORT_NODE_PARTS = ("import", "include", "package", "use_declaration", "preproc")
 
 
@@ -119,7 +122,7 @@ class Grammars:
 
 
 # ---------------------------------------------------------------------------- queries
-def count_errors(root, start_byte: int, end_byte: int, limit: int = 64) -> int:
+def count_errors(root, start_byte: int, end_byte: int, limit: int = MAX_ERRORS_COUNTED) -> int:
     """ERROR and MISSING nodes that intersect ``[start_byte, end_byte]``."""
     count = 0
     stack = [root]
@@ -160,25 +163,20 @@ class SyntaxGuard:
 
     def errors(self, snap: DocumentSnapshot, tree, data: bytes, rep: Replacement) -> tuple[int, int]:
         """(errors before, errors after) in the lines the replacement touches."""
-        text = snap.text
+        idx = TextIndex(snap.text, snap.line_starts, data)
         line = snap.line_of(rep.start)
         region_start = snap.line_start(line)
         region_end = snap.line_end(snap.line_of(rep.end))
-        b = _ByteMap(text, data)
-        rs, re_before = b.byte(region_start), b.byte(region_end)
+        rs, re_before = idx.byte(region_start), idx.byte(region_end)
         before = count_errors(tree.root_node, rs, re_before)
-        start_b, end_b = b.byte(rep.start), b.byte(rep.end)
+        start_b, end_b = idx.byte(rep.start), idx.byte(rep.end)
         new_b = rep.new.encode("utf-8")
         after_data = data[:start_b] + new_b + data[end_b:]
         edited = tree.copy()
-        start_pt = (line, start_b - b.byte(snap.line_start(line)))
-        end_line = snap.line_of(rep.end)
-        end_pt = (end_line, end_b - b.byte(snap.line_start(end_line)))
-        nl = rep.new.rfind("\n")
-        new_end_pt = ((line, start_pt[1] + len(new_b)) if nl < 0 else
-                      (line + rep.new.count("\n"), len(rep.new[nl + 1:].encode("utf-8"))))
+        start_pt = idx.point(rep.start)
         edited.edit(start_byte=start_b, old_end_byte=end_b, new_end_byte=start_b + len(new_b),
-                    start_point=start_pt, old_end_point=end_pt, new_end_point=new_end_pt)
+                    start_point=start_pt, old_end_point=idx.point(rep.end),
+                    new_end_point=end_point(start_pt, rep.new))
         parser = self.grammars.parser(snap.syntax.grammar)
         after_tree = parser.parse(after_data, edited)
         delta = len(new_b) - (end_b - start_b)
@@ -188,14 +186,3 @@ class SyntaxGuard:
     def accepts(self, snap: DocumentSnapshot, tree, data: bytes, rep: Replacement) -> bool:
         before, after = self.errors(snap, tree, data, rep)
         return after <= before
-
-
-class _ByteMap:
-    """Code-point offset -> UTF-8 byte offset for one text (identity for ASCII)."""
-
-    def __init__(self, text: str, data: bytes) -> None:
-        self.text = text
-        self.ascii = len(text) == len(data)
-
-    def byte(self, offset: int) -> int:
-        return offset if self.ascii else len(self.text[:offset].encode("utf-8"))

@@ -1,68 +1,11 @@
-"""Shared fixtures: a tiny random-weights checkpoint and the command that serves it."""
+"""Shared fixtures and helpers live in ``tests/support/``; registered (and re-exported) here."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
-import pytest
 
 # Triton kernels run on the CPU through the interpreter (set before anything imports triton).
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
-# Created once per test session (the server only reads it after `initialized`).
-_RUN = os.environ.get("MERCURY_TEST_RUN", str(os.getpid()))
-TINY_MODEL_DIR = Path(tempfile.gettempdir()) / f"mercury-lsp-tests-{_RUN}" / "tiny"
-
-
-def serve_command(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "mercury_lsp.cli", "serve", "--model", str(TINY_MODEL_DIR),
-            "--dtype", "float32", "--threads", "1", *extra]
-
-
-# A document with many places to complete: with random weights, most suggestions are
-# undecodable bytes (cut to nothing); `probe_positions` lists where to look for a real one.
-PROBE_TEXT = (
-    "import os\n\n\ndef add(a, b):\n    return a\n\n\ndef mul(x, y):\n    z = x\n    return z\n\n\n"
-    "class Point:\n    def __init__(self, x):\n        self.x = x\n\n\nfor i in range(10):\n    print(i)\n"
-    "total = 0\nname = 'a'\nvalues = [1, 2]\nresult = add(1, 2)\n"
-    + "".join(f"item_{i} = values[{i % 2}] + total * {i}\n" for i in range(24))
-)
-
-
-def probe_positions() -> list[tuple[int, int]]:
-    """(line, column) at the end of every line that is completed as a single line."""
-    out = []
-    for i, line in enumerate(PROBE_TEXT.split("\n")):
-        if line.strip() and not line.rstrip().endswith(":"):
-            out.append((i, len(line)))
-    return out
-
-
-@pytest.fixture(scope="session")
-def tiny_model() -> Path:
-    if not (TINY_MODEL_DIR / "config.json").exists():
-        # A fixed hash seed makes the tokenizer (and so every suggestion) the same in every run.
-        code = "import sys; from engine.testing import make_tiny_checkpoint; make_tiny_checkpoint(sys.argv[1])"
-        subprocess.run([sys.executable, "-c", code, str(TINY_MODEL_DIR)], check=True,
-                       env={**os.environ, "PYTHONHASHSEED": "0"})
-    yield TINY_MODEL_DIR
-    shutil.rmtree(TINY_MODEL_DIR.parent, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def one_torch_thread():
-    """Tiny tensors: one torch thread is much faster than two on a shared, busy machine.
-
-    Module-scoped; a module opts in with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``.
-    """
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests.support.fixtures import one_torch_thread, tiny_model  # noqa: E402, F401
+from tests.support.server import PROBE_TEXT, TINY_MODEL_DIR, probe_positions, serve_command  # noqa: E402, F401

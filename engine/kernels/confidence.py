@@ -101,13 +101,16 @@ def require_triton(kernel, device: torch.device) -> None:
                            "TRITON_INTERPRET=1 before triton is imported (or use backend='torch')")
 
 
-def check_float_tensor(name: str, t: object, *, ndim: int) -> None:
-    """Type, dtype, rank, emptiness and last-dimension contiguity checks, naming ``name``."""
+def check_float_tensor(name: str, t: object, *, ndim: int | None) -> None:
+    """Type, dtype, rank (``ndim``; None: at least 1-D), emptiness and last-dimension contiguity
+    checks, naming ``name``."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     if t.dtype not in FLOAT_DTYPES:
         raise TypeError(f"{name} must be float32, bfloat16 or float16, got {t.dtype}")
-    if t.dim() != ndim:
+    if ndim is None and t.dim() == 0:
+        raise ValueError(f"{name} must have at least one dimension (the hidden size), got a scalar")
+    if ndim is not None and t.dim() != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got {t.dim()}-D with shape {tuple(t.shape)}")
     if t.numel() == 0:
         raise ValueError(f"{name} must be non-empty, got shape {tuple(t.shape)}")

@@ -35,8 +35,8 @@ import torch
 from torch import Tensor
 
 from engine.kernels.confidence import (
-    FLOAT_DTYPES,
     HAS_TRITON,
+    check_float_tensor,
     require_triton,
     resolve_backend,
     tl,
@@ -54,17 +54,7 @@ class RMSNormOutput(NamedTuple):
 
 
 def _check_tensor(name: str, t: object) -> None:
-    if not isinstance(t, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dtype not in FLOAT_DTYPES:
-        raise TypeError(f"{name} must be float32, bfloat16 or float16, got {t.dtype}")
-    if t.dim() == 0:
-        raise ValueError(f"{name} must have at least one dimension (the hidden size), got a scalar")
-    if t.numel() == 0:
-        raise ValueError(f"{name} must be non-empty, got shape {tuple(t.shape)}")
-    if t.stride(-1) != 1 and t.shape[-1] > 1:
-        raise ValueError(f"{name} must be contiguous in its last dimension, got strides "
-                         f"{tuple(t.stride())} (call .contiguous())")
+    check_float_tensor(name, t, ndim=None)
 
 
 def _check_inputs(x: Tensor, weight: Tensor, residual: Tensor | None, eps: float) -> None:

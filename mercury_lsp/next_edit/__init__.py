@@ -24,8 +24,11 @@ Pipeline (runs on the engine worker; no LSP types here):
 
 Modules: ``detect`` (1), ``locate`` (2), ``refill`` (3), ``pipeline`` (4, ``predict`` running
 1-4 and ``to_result``); shared by them: ``query`` (inputs, outputs and the engine surface),
-``text`` (diffs, identifiers, positions) and ``tree`` (tree-sitter helpers). The tuning,
-``NextEditOptions``, is the ``nextEdit`` part of the typed settings (``mercury_lsp.config``).
+``text`` (diffs, identifiers) and ``tree`` (tree-sitter helpers; lines, bytes and positions come
+from ``mercury_lsp.text``). Around the pipeline: ``service`` (``NextEditService``, one per
+connection: query, cache, checks before applying), ``handlers`` (the LSP requests) and
+``command`` (the ``mercury-lsp next-edit`` command's work). The tuning, ``NextEditOptions``, is
+the ``nextEdit`` part of the typed settings (``mercury_lsp.config``).
 """
 
 from __future__ import annotations

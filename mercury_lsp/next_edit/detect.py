@@ -4,7 +4,7 @@ Each recently edited document comes with the texts before its last few edit reco
 first). The smallest diff between one of them and the current text that turns one identifier
 into another is a *rename* (``foo`` -> ``bar``, ``identifier_change``); a function whose
 parameter count differs between the oldest of them and now is a *signature change* (the
-signatures of both texts, ``_signatures``, compared by ``locate._signature_candidates``).
+signatures of both texts, ``signatures``, compared by ``locate._signature_candidates``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mercury_lsp.next_edit.text import _ident_char, diff_region, is_identifier
-from mercury_lsp.next_edit.tree import _Bytes, _enclosing, _in_class_body, _param_nodes, _walk
+from mercury_lsp.next_edit.text import diff_region, is_ident_char, is_identifier
+from mercury_lsp.next_edit.tree import enclosing, in_class_body, param_nodes, walk
+from mercury_lsp.text import TextIndex
 
 
 def identifier_change(before: str, after: str) -> tuple[int, str, str] | None:
@@ -22,10 +23,10 @@ def identifier_change(before: str, after: str) -> tuple[int, str, str] | None:
     if p == eb == ea:
         return None
     lo = p
-    while lo > 0 and _ident_char(after[lo - 1]):
+    while lo > 0 and is_ident_char(after[lo - 1]):
         lo -= 1
     hb, ha = eb, ea
-    while ha < len(after) and _ident_char(after[ha]):
+    while ha < len(after) and is_ident_char(after[ha]):
         ha += 1
         hb += 1
     old, new = before[lo:hb], after[lo:ha]
@@ -35,7 +36,7 @@ def identifier_change(before: str, after: str) -> tuple[int, str, str] | None:
 
 
 @dataclass(frozen=True)
-class _Sig:
+class Signature:
     name: str
     cls: str
     params: tuple[tuple[str, bool], ...]  # (name, has default)
@@ -53,18 +54,18 @@ class _Sig:
         return all(n in bound for n, d in self.params if not d)
 
 
-def _signatures(tree, b: _Bytes) -> dict[tuple[str, str], _Sig]:
-    out: dict[tuple[str, str], _Sig] = {}
-    for n in _walk(tree.root_node):
+def signatures(tree, b: TextIndex) -> dict[tuple[str, str], Signature]:
+    out: dict[tuple[str, str], Signature] = {}
+    for n in walk(tree.root_node):
         if n.type != "function_definition":
             continue
         name_node, params = n.child_by_field_name("name"), n.child_by_field_name("parameters")
         if name_node is None or params is None:
             continue
-        plist = _param_nodes(params)
+        plist = param_nodes(params)
         cls = ""
-        if _in_class_body(n):
-            klass = _enclosing(n, ("class_definition",))
+        if in_class_body(n):
+            klass = enclosing(n, ("class_definition",))
             cname = klass.child_by_field_name("name") if klass is not None else None
             cls = b.node_text(cname) if cname is not None else "?"
             decorators = n.parent.named_children if n.parent is not None and n.parent.type == "decorated_definition" else []
@@ -72,14 +73,14 @@ def _signatures(tree, b: _Bytes) -> dict[tuple[str, str], _Sig]:
                 plist = plist[1:]  # self / cls
         key = (cls, b.node_text(name_node))
         if key in out:  # redefined: ambiguous
-            out[key] = _Sig(key[1], cls, (), True)
+            out[key] = Signature(key[1], cls, (), True)
             continue
-        out[key] = _Sig(key[1], cls, tuple((b.node_text(p), d) for p, d, _ in plist),
+        out[key] = Signature(key[1], cls, tuple((b.node_text(p), d) for p, d, _ in plist),
                         any(s for _, _, s in plist))
     return out
 
 
-def _inserted_index(old: _Sig, new: _Sig) -> int:
+def inserted_index(old: Signature, new: Signature) -> int:
     a, c = [n for n, _ in old.params], [n for n, _ in new.params]
     i = 0
     while i < min(len(a), len(c)) and a[i] == c[i]:

@@ -6,7 +6,7 @@ keyword-argument names are not variables), module-wide plus importing documents 
 module-level functions and classes, every ``x.name`` across the open documents for attributes
 and methods. For a signature change, the calls whose argument count matched the old signature
 and no longer matches the new one. When syntax ties nothing, the model-only path
-(``_drop_candidates``) scores every token around the edit before and after it (batched masked
+(``drop_candidates``) scores every token around the edit before and after it (batched masked
 passes) and takes the identifiers whose likelihood dropped.
 """
 
@@ -14,21 +14,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from mercury_lsp.next_edit.detect import _inserted_index, _Sig, _signatures, identifier_change
-from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, _check
-from mercury_lsp.next_edit.text import _ident_char, diff_region
+from mercury_lsp.next_edit.detect import Signature, identifier_change, inserted_index, signatures
+from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
+from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
-    _Bytes,
-    _enclosing,
-    _field_is,
-    _in_class_body,
-    _param_nodes,
-    _parse_all,
-    _Parsed,
-    _walk,
+    ParsedDoc,
+    enclosing,
+    field_is,
+    in_class_body,
+    param_nodes,
+    parse_all,
+    walk,
 )
 from mercury_lsp.syntax import Grammars
+from mercury_lsp.text import TextIndex
 
 # Scopes of Python that bind their own names.
 PY_FUNCTION_SCOPES = ("function_definition", "lambda")
@@ -40,6 +40,8 @@ PY_PATTERNS = ("pattern_list", "tuple_pattern", "list_pattern", "parenthesized_e
 GENERIC_IDENTIFIERS = ("identifier", "field_identifier", "property_identifier", "type_identifier",
                        "shorthand_property_identifier", "shorthand_property_identifier_pattern")
 
+MIN_PROBABILITY = 1e-9  # floor of a "before" likelihood in a ratio (no division by zero)
+
 
 # ---------------------------------------------------------------------------- python scoping
 def _binding_position(node) -> bool:
@@ -50,7 +52,7 @@ def _binding_position(node) -> bool:
     if parent is None:
         return False
     if parent.type in ("assignment", "augmented_assignment", "for_statement", "for_in_clause"):
-        return _field_is(parent, "left", child)
+        return field_is(parent, "left", child)
     if parent.type in ("as_pattern_target", "aliased_import", "named_expression", "global_statement",
                        "nonlocal_statement"):
         return True
@@ -64,26 +66,26 @@ def _is_variable(node) -> bool:
     parent = node.parent
     if parent is None:
         return True
-    if parent.type == "attribute" and _field_is(parent, "attribute", node):
+    if parent.type == "attribute" and field_is(parent, "attribute", node):
         return False
-    if parent.type == "keyword_argument" and _field_is(parent, "name", node):
+    if parent.type == "keyword_argument" and field_is(parent, "name", node):
         return False
-    if parent.type in ("function_definition", "class_definition") and _field_is(parent, "name", node) \
-            and _in_class_body(parent):  # a method's name is an attribute of its class
+    if parent.type in ("function_definition", "class_definition") and field_is(parent, "name", node) \
+            and in_class_body(parent):  # a method's name is an attribute of its class
         return False
     return True
 
 
-def _scope_binds(scope, name: str, b: _Bytes) -> bool:
+def _scope_binds(scope, name: str, b: TextIndex) -> bool:
     """Does a nested function/lambda/comprehension bind ``name`` itself (shadowing the outer)?"""
     if scope.type in PY_FUNCTION_SCOPES:
         params = scope.child_by_field_name("parameters")
-        if params is not None and any(b.node_text(n) == name for n, _, _ in _param_nodes(params)):
+        if params is not None and any(b.node_text(n) == name for n, _, _ in param_nodes(params)):
             return True
         body = scope.child_by_field_name("body")
         if body is None:
             return False
-        for n in _walk(body, prune=lambda x: x.type in PY_FUNCTION_SCOPES + PY_COMPREHENSIONS + ("class_definition",)):
+        for n in walk(body, prune=lambda x: x.type in PY_FUNCTION_SCOPES + PY_COMPREHENSIONS + ("class_definition",)):
             if n.type in ("global_statement", "nonlocal_statement") and any(
                     b.node_text(c) == name for c in n.named_children):
                 return False
@@ -95,12 +97,12 @@ def _scope_binds(scope, name: str, b: _Bytes) -> bool:
             if clause.type == "for_in_clause":
                 left = clause.child_by_field_name("left")
                 if left is not None and any(n.type == "identifier" and b.node_text(n) == name
-                                            for n in _walk(left)):
+                                            for n in walk(left)):
                     return True
     return False
 
 
-def _variable_occurrences(scope, name: str, b: _Bytes) -> list:
+def _variable_occurrences(scope, name: str, b: TextIndex) -> list:
     """Identifiers naming variable ``name`` in ``scope``, skipping nested scopes that rebind it."""
     out = []
     own_name = scope.child_by_field_name("name") if scope.type == "function_definition" else None
@@ -108,7 +110,7 @@ def _variable_occurrences(scope, name: str, b: _Bytes) -> list:
     def prune(n) -> bool:
         return n.type in PY_FUNCTION_SCOPES + PY_COMPREHENSIONS and _scope_binds(n, name, b)
 
-    for n in _walk(scope, prune=prune):
+    for n in walk(scope, prune=prune):
         if n.type in PY_FUNCTION_SCOPES + PY_COMPREHENSIONS and n is not scope and prune(n):
             continue
         if n.type != "identifier" or b.node_text(n) != name or not _is_variable(n):
@@ -119,9 +121,9 @@ def _variable_occurrences(scope, name: str, b: _Bytes) -> list:
     return out
 
 
-def _attribute_occurrences(root, name: str, b: _Bytes) -> list:
+def _attribute_occurrences(root, name: str, b: TextIndex) -> list:
     out = []
-    for n in _walk(root):
+    for n in walk(root):
         if n.type == "attribute":
             attr = n.child_by_field_name("attribute")
             if attr is not None and b.node_text(attr) == name:
@@ -129,8 +131,8 @@ def _attribute_occurrences(root, name: str, b: _Bytes) -> list:
     return out
 
 
-def _imports_name(root, name: str, b: _Bytes) -> bool:
-    for n in _walk(root, prune=lambda x: x.type not in ("module", "import_from_statement", "dotted_name",
+def _imports_name(root, name: str, b: TextIndex) -> bool:
+    for n in walk(root, prune=lambda x: x.type not in ("module", "import_from_statement", "dotted_name",
                                                          "aliased_import")):
         if n.type == "import_from_statement":
             for c in n.children_by_field_name("name"):
@@ -140,7 +142,7 @@ def _imports_name(root, name: str, b: _Bytes) -> bool:
     return False
 
 
-def _rename_sites_python(parsed: list[_Parsed], home: _Parsed, node, old: str) -> tuple[list, str]:
+def _rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
     """(list of (parsed doc, identifier node), role) for renaming ``old`` at edited ``node``."""
     b = home.b
     parent = node.parent
@@ -151,24 +153,24 @@ def _rename_sites_python(parsed: list[_Parsed], home: _Parsed, node, old: str) -
                                    and parent.parent.type in ("parameters", "lambda_parameters"))):
         params = parent if parent.type in ("parameters", "lambda_parameters") else parent.parent
         role, scope = "parameter", params.parent
-    elif parent is not None and parent.type == "function_definition" and _field_is(parent, "name", node):
-        if _in_class_body(parent):
+    elif parent is not None and parent.type == "function_definition" and field_is(parent, "name", node):
+        if in_class_body(parent):
             role = "method"
         else:
-            role, scope = "function", _enclosing(parent, PY_FUNCTION_SCOPES)
-    elif parent is not None and parent.type == "class_definition" and _field_is(parent, "name", node):
-        role, scope = "class", _enclosing(parent, PY_FUNCTION_SCOPES)
-    elif parent is not None and parent.type == "attribute" and _field_is(parent, "attribute", node):
+            role, scope = "function", enclosing(parent, PY_FUNCTION_SCOPES)
+    elif parent is not None and parent.type == "class_definition" and field_is(parent, "name", node):
+        role, scope = "class", enclosing(parent, PY_FUNCTION_SCOPES)
+    elif parent is not None and parent.type == "attribute" and field_is(parent, "attribute", node):
         role = "attribute"
-    elif parent is not None and parent.type == "keyword_argument" and _field_is(parent, "name", node):
+    elif parent is not None and parent.type == "keyword_argument" and field_is(parent, "name", node):
         return [], "keyword"
     else:
-        scope = _enclosing(node, PY_FUNCTION_SCOPES + PY_COMPREHENSIONS)
+        scope = enclosing(node, PY_FUNCTION_SCOPES + PY_COMPREHENSIONS)
         if _binding_position(node):
             role = "local" if scope is not None else "global"
         else:  # a use: the innermost enclosing scope that still binds the old name, else module
             while scope is not None and not _scope_binds(scope, old, b):
-                scope = _enclosing(scope, PY_FUNCTION_SCOPES + PY_COMPREHENSIONS)
+                scope = enclosing(scope, PY_FUNCTION_SCOPES + PY_COMPREHENSIONS)
             role = "local" if scope is not None else "global"
     sites: list = []
     if role in ("method", "attribute"):
@@ -185,7 +187,7 @@ def _rename_sites_python(parsed: list[_Parsed], home: _Parsed, node, old: str) -
     return sites, "module-level " + role
 
 
-def _rename_sites_generic(parsed: list[_Parsed], home: _Parsed, node, old: str) -> tuple[list, str]:
+def _rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
     """Other grammars: same identifier type; inside the enclosing function when the edited name is
     declared there (a parameter/declaration ancestor), else the document (and, for members, the
     other documents of the grammar)."""
@@ -198,15 +200,15 @@ def _rename_sites_generic(parsed: list[_Parsed], home: _Parsed, node, old: str) 
         func = func.parent
     if kind in ("field_identifier", "property_identifier"):
         docs = [p for p in parsed if p.doc.grammar == home.doc.grammar]
-        return [(p, n) for p in docs for n in _walk(p.tree.root_node)
+        return [(p, n) for p in docs for n in walk(p.tree.root_node)
                 if n.type == kind and p.b.node_text(n) == old], "member"
     scope = func if declared and func is not None else home.tree.root_node
-    return [(home, n) for n in _walk(scope) if n.type == kind and home.b.node_text(n) == old], \
+    return [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old], \
         ("local" if scope is func else "document")
 
 
 # ---------------------------------------------------------------------------- signatures
-def _call_args(call, b: _Bytes) -> tuple[Any, list, list[str]] | None:
+def _call_args(call, b: TextIndex) -> tuple[Any, list, list[str]] | None:
     """(argument_list node, positional arg nodes, keyword names), None when unanalysable."""
     args = call.child_by_field_name("arguments")
     if args is None or args.type != "argument_list":
@@ -225,9 +227,9 @@ def _call_args(call, b: _Bytes) -> tuple[Any, list, list[str]] | None:
     return args, positional, keywords
 
 
-def _calls_to(root, sig: _Sig, b: _Bytes) -> list:
+def _calls_to(root, sig: Signature, b: TextIndex) -> list:
     out = []
-    for n in _walk(root):
+    for n in walk(root):
         if n.type != "call":
             continue
         fn = n.child_by_field_name("function")
@@ -242,21 +244,21 @@ def _calls_to(root, sig: _Sig, b: _Bytes) -> list:
     return out
 
 
-def _signature_candidates(parsed: list[_Parsed], home: _Parsed, before_text: str,
+def _signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: str,
                           grammars: Grammars) -> list[Candidate]:
     parser = grammars.parser(home.doc.grammar)
     if parser is None or home.doc.grammar != "python":
         return []
-    bb = _Bytes(before_text)
-    old_sigs = _signatures(parser.parse(bb.data), bb)
-    new_sigs = _signatures(home.tree, home.b)
+    bb = TextIndex(before_text)
+    old_sigs = signatures(parser.parse(bb.data), bb)
+    new_sigs = signatures(home.tree, home.b)
     p0, _, pe = diff_region(before_text, home.doc.text)
     cands: list[Candidate] = []
     for key, new in new_sigs.items():
         old = old_sigs.get(key)
         if old is None or old.splat or new.splat or len(old.params) == len(new.params):
             continue
-        idx = _inserted_index(old, new)
+        idx = inserted_index(old, new)
         added = len(new.params) > len(old.params)
         calls = [(p, c) for p in parsed if p.doc.grammar == home.doc.grammar
                  for c in _calls_to(p.tree.root_node, new, p.b)]
@@ -302,7 +304,7 @@ def _signature_candidates(parsed: list[_Parsed], home: _Parsed, before_text: str
 
 
 # ---------------------------------------------------------------------------- candidates
-def _rename_candidates(parsed: list[_Parsed], home: _Parsed) -> list[Candidate]:
+def _rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidate]:
     text = home.doc.text
     for before in home.doc.history:
         change = identifier_change(before, text)
@@ -327,8 +329,8 @@ def _rename_candidates(parsed: list[_Parsed], home: _Parsed) -> list[Candidate]:
     return []
 
 
-def find_candidates(query: NextEditQuery, grammars: Grammars) -> tuple[list[Candidate], list[_Parsed]]:
-    parsed = _parse_all(query.docs, grammars)
+def find_candidates(query: NextEditQuery, grammars: Grammars) -> tuple[list[Candidate], list[ParsedDoc]]:
+    parsed = parse_all(query.docs, grammars)
     by_uri = {p.doc.uri: p for p in parsed}
     edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
     edited = edited[: query.options.max_documents]
@@ -347,7 +349,7 @@ def find_candidates(query: NextEditQuery, grammars: Grammars) -> tuple[list[Cand
 
 
 # ---------------------------------------------------------------------------- model only
-def _drop_candidates(model: EditModel, query: NextEditQuery, parsed: list[_Parsed], cancel) -> list[Candidate]:
+def drop_candidates(model: EditModel, query: NextEditQuery, parsed: list[ParsedDoc], cancel) -> list[Candidate]:
     """Model-only: identifiers near the newest edit whose likelihood dropped because of it."""
     opts = query.options
     edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
@@ -360,7 +362,7 @@ def _drop_candidates(model: EditModel, query: NextEditQuery, parsed: list[_Parse
     lo_b, hi_b = max(0, p - opts.drop_window_chars), min(len(before), eb + opts.drop_window_chars)
     lo_a, hi_a = lo_b, min(len(after), ea + opts.drop_window_chars)
     old = model.token_probs(before[lo_b:hi_b], opts.score_stride, cancel)
-    _check(cancel)
+    check_cancelled(cancel)
     new = model.token_probs(after[lo_a:hi_a], opts.score_stride, cancel)
     delta = ea - eb
     old_at = {}
@@ -378,13 +380,13 @@ def _drop_candidates(model: EditModel, query: NextEditQuery, parsed: list[_Parse
         prev = old_at.get((s, e))
         if prev is None or pr >= opts.drop_max_probability or pr >= opts.drop_ratio * prev:
             continue
-        drops.append((pr / max(prev, 1e-9), s, e))
+        drops.append((pr / max(prev, MIN_PROBABILITY), s, e))
     cands: list[Candidate] = []
     taken: list[tuple[int, int]] = []
     for ratio, s, e in sorted(drops):
-        while s > 0 and _ident_char(after[s - 1]) and _ident_char(after[s]):
+        while s > 0 and is_ident_char(after[s - 1]) and is_ident_char(after[s]):
             s -= 1
-        while e < len(after) and _ident_char(after[e]) and e > 0 and _ident_char(after[e - 1]):
+        while e < len(after) and is_ident_char(after[e]) and e > 0 and is_ident_char(after[e - 1]):
             e += 1
         word = after[s:e]
         if not word.strip() or any(s < b and a < e for a, b in taken):

@@ -10,16 +10,21 @@ from __future__ import annotations
 import time
 
 from mercury_lsp import __version__
-from mercury_lsp.next_edit.locate import _drop_candidates, find_candidates
-from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, _check
-from mercury_lsp.next_edit.refill import _predict_with_model
-from mercury_lsp.next_edit.text import LineIndex, apply_edits
-from mercury_lsp.next_edit.tree import _Parsed
-from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextRange
+from mercury_lsp.next_edit.locate import drop_candidates, find_candidates
+from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
+from mercury_lsp.next_edit.refill import predict_with_model
+from mercury_lsp.next_edit.text import apply_edits
+from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextPosition, TextRange
 from mercury_lsp.syntax import Grammars, count_errors
+from mercury_lsp.text import TextIndex
+
+# Whole-document error counts compare a text before and after the edits: no practical cap.
+WHOLE_DOCUMENT_ERRORS = 1 << 20
+CONFIDENCE_DIGITS = 6  # confidences are reported (and ranked) rounded to this many digits
 
 
-def _keep_parsing(preds: list[Prediction], parsed: list[_Parsed], grammars: Grammars) -> list[Prediction]:
+def _keep_parsing(preds: list[Prediction], parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
     """Drop edits that add parse errors (all of a document's edits at once; one by one if needed)."""
     by_uri = {p.doc.uri: p for p in parsed}
     out = []
@@ -30,12 +35,12 @@ def _keep_parsing(preds: list[Prediction], parsed: list[_Parsed], grammars: Gram
             out.extend(mine)
             continue
         parser = grammars.parser(doc.doc.grammar)
-        base = count_errors(doc.tree.root_node, 0, len(doc.b.data), limit=1 << 20)
+        base = count_errors(doc.tree.root_node, 0, len(doc.b.data), limit=WHOLE_DOCUMENT_ERRORS)
 
-        def errors(edits: list[Prediction], doc: _Parsed = doc, parser=parser) -> int:
+        def errors(edits: list[Prediction], doc: ParsedDoc = doc, parser=parser) -> int:
             text = apply_edits(doc.doc.text, [(p.start, p.end, p.new_text) for p in edits])
             data = text.encode("utf-8")
-            return count_errors(parser.parse(data).root_node, 0, len(data), limit=1 << 20)
+            return count_errors(parser.parse(data).root_node, 0, len(data), limit=WHOLE_DOCUMENT_ERRORS)
 
         if errors(mine) <= base:
             out.extend(mine)
@@ -54,13 +59,13 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     cands.sort(key=lambda c: (c.uri != query.cursor_uri, abs(c.start - query.cursor)))
     cands = cands[: opts.max_candidates]
     t1 = time.perf_counter()
-    _check(cancel)
+    check_cancelled(cancel)
     checked, rest = cands[: opts.max_model_candidates], cands[opts.max_model_candidates:]
     if model is None:
         checked, rest = [], cands
     elif not cands:
-        checked = _drop_candidates(model, query, parsed, cancel)
-    preds = _predict_with_model(model, query, checked, parsed, grammars, cancel) if checked else []
+        checked = drop_candidates(model, query, parsed, cancel)
+    preds = predict_with_model(model, query, checked, parsed, grammars, cancel) if checked else []
     preds += [Prediction(c.uri, c.start, c.end, c.expected, 0.0,
                          f"{c.reason}; not checked by the model (beyond the {opts.max_model_candidates} "
                          f"nearest locations)" if model is not None else c.reason,
@@ -69,7 +74,7 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     preds = [p for p in preds if p.new_text != p.old_text]
     preds = _keep_parsing(preds, parsed, grammars)
     cursor_doc = query.cursor_uri
-    preds.sort(key=lambda p: (-round(p.confidence, 6), p.uri != cursor_doc, abs(p.start - query.cursor)))
+    preds.sort(key=lambda p: (-round(p.confidence, CONFIDENCE_DIGITS), p.uri != cursor_doc, abs(p.start - query.cursor)))
     t2 = time.perf_counter()
     return Outcome(preds, cands, NextEditTimings(candidates_ms=round((t1 - t0) * 1000, 2),
                                                  model_ms=round((t2 - t1) * 1000, 2),
@@ -78,14 +83,15 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
 
 def to_result(outcome: Outcome, query: NextEditQuery, model_name: str) -> NextEditResult:
     docs = {d.uri: d for d in query.docs}
-    lines: dict[str, LineIndex] = {}
+    indexes: dict[str, TextIndex] = {}
     edits = []
     for p in outcome.predictions:
         d = docs[p.uri]
-        li = lines.setdefault(p.uri, LineIndex(d.text))
-        rng = TextRange(li.position(p.start, query.encoding), li.position(p.end, query.encoding))
+        index = indexes.setdefault(p.uri, TextIndex(d.text))
+        rng = TextRange(TextPosition(*index.position_at(p.start, query.encoding)),
+                        TextPosition(*index.position_at(p.end, query.encoding)))
         edits.append(PredictedEdit(uri=p.uri, range=rng, new_text=p.new_text,
-                                   confidence=round(p.confidence, 6), reason=p.reason, kind=p.kind,
+                                   confidence=round(p.confidence, CONFIDENCE_DIGITS), reason=p.reason, kind=p.kind,
                                    source=p.source, old_text=p.old_text, document_version=d.version))
     return NextEditResult(edits=edits, model=model_name, version=__version__,
                           position_encoding=query.encoding.value, timings=outcome.timings)

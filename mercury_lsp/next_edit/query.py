@@ -111,6 +111,6 @@ class EngineEdits:
                 for s in self._engine.token_scores(text, stride, cancel=self._token(cancel))]
 
 
-def _check(cancel: Any) -> None:
+def check_cancelled(cancel: Any) -> None:
     if cancel is not None and cancel.cancelled:
         raise EngineCancelled("next-edit request cancelled")

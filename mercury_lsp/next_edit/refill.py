@@ -11,16 +11,34 @@ call site they edited is inserted and scored. Each kept refill becomes a ``Predi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
+from engine.errors import EngineError, InvalidRequestError
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.engine_client import EngineCancelled
-from mercury_lsp.next_edit.query import Candidate, DocState, EditModel, NextEditQuery, Prediction, _check
-from mercury_lsp.next_edit.text import LineIndex, diff_region
-from mercury_lsp.next_edit.tree import _Parsed, _walk
+from mercury_lsp.next_edit.query import (
+    Candidate,
+    DocState,
+    EditModel,
+    NextEditQuery,
+    Prediction,
+    check_cancelled,
+)
+from mercury_lsp.next_edit.text import diff_region
+from mercury_lsp.next_edit.tree import ParsedDoc, walk
 from mercury_lsp.schema import EditSource
 from mercury_lsp.syntax import Grammars
+from mercury_lsp.text import TextIndex
 
 REASON_TEXT_CHARS = 40  # of the model's refill quoted in a reason
+CPT_SAMPLE_CHARS = 4000  # text sampled to measure a document's characters per token: a few pages
+# Shares of a window's character budget:
+HEADER_SHARE = Fraction(1, 4)  # the user's edit repeated above a window that does not contain it
+GROUP_SHARE = Fraction(1, 2)  # candidates this close together share one window (spans + context)
+ANCHOR_SHARE = Fraction(3, 4)  # a group and the user's edit this close together share one window
+BEFORE_SHARE = Fraction(3, 5)  # of the context left around a group: before it (more reads better)
+AFTER_SHARE = Fraction(2, 5)  # ... and after it
+MAX_SPAN_TOKENS = 64  # a refill span's token budget at most (identifiers, argument lists)
 
 
 @dataclass
@@ -30,35 +48,35 @@ class _Window:
     cands: list[Candidate]
 
 
-def _anchor_text(doc: DocState, lines: LineIndex) -> tuple[int, int] | None:
+def _anchor_text(doc: DocState, index: TextIndex) -> tuple[int, int] | None:
     """Line range (offsets) of the newest edit in ``doc``."""
     if not doc.history:
         return None
     p, _, e = diff_region(doc.history[0], doc.text)
-    return lines.line_start(p), lines.line_end(max(p, e))
+    return index.line_start(index.line_of(p)), index.line_end(index.line_of(max(p, e)))
 
 
-def _windows(model: EditModel, doc: _Parsed, cands: list[Candidate], anchor: tuple[str, str] | None,
+def _windows(model: EditModel, doc: ParsedDoc, cands: list[Candidate], anchor: tuple[str, str] | None,
              opts: NextEditOptions) -> list[_Window]:
     """Group candidates of one document into windows that fit the model's context; each shows
     the user's edit (its lines are put first when they are not inside the window)."""
     text = doc.doc.text
-    sample = text[:4000] or " "
+    sample = text[:CPT_SAMPLE_CHARS] or " "
     cpt = max(1.0, len(sample) / max(1, model.count_tokens(sample)))
     budget = int(model.context_tokens * opts.window_fill * cpt)
     anchor_range = None
     header_src = ""
     if anchor is not None:
         if anchor[0] == doc.doc.uri:
-            anchor_range = _anchor_text(doc.doc, doc.lines)
+            anchor_range = _anchor_text(doc.doc, doc.b)
             if anchor_range is not None:
                 header_src = text[anchor_range[0]:anchor_range[1]]
         else:
             header_src = anchor[1]
-    header_src = header_src[: budget // 4]
+    header_src = header_src[: int(budget * HEADER_SHARE)]
     groups: list[list[Candidate]] = []
     for c in sorted(cands, key=lambda c: c.start):
-        if groups and c.end - groups[-1][0].start <= budget // 2:
+        if groups and c.end - groups[-1][0].start <= int(budget * GROUP_SHARE):
             groups[-1].append(c)
         else:
             groups.append([c])
@@ -66,11 +84,12 @@ def _windows(model: EditModel, doc: _Parsed, cands: list[Candidate], anchor: tup
     for g in groups:
         g0, g1 = g[0].start, g[-1].end
         lo, hi = g0, g1
-        if anchor_range is not None and max(g1, anchor_range[1]) - min(g0, anchor_range[0]) <= budget * 3 // 4:
+        if anchor_range is not None and max(g1, anchor_range[1]) - min(g0, anchor_range[0]) <= int(budget * ANCHOR_SHARE):
             lo, hi = min(lo, anchor_range[0]), max(hi, anchor_range[1])
         rem = max(0, budget - (hi - lo))
-        lo = doc.lines.line_start(max(0, lo - rem * 3 // 5))
-        hi = doc.lines.line_end(min(len(text), hi + rem * 2 // 5))
+        index = doc.b
+        lo = index.line_start(index.line_of(max(0, lo - int(rem * BEFORE_SHARE))))
+        hi = index.line_end(index.line_of(min(len(text), hi + int(rem * AFTER_SHARE))))
         header = ""
         if header_src and not (anchor_range is not None and lo <= anchor_range[0] and anchor_range[1] <= hi):
             header = header_src + "\n"
@@ -82,13 +101,13 @@ def _windows(model: EditModel, doc: _Parsed, cands: list[Candidate], anchor: tup
 def _refill_window(model: EditModel, w: _Window, opts: NextEditOptions, cancel) -> list[tuple[str, float]]:
     budgets = [model.count_tokens(c.expected if c.expected is not None else c.old_text) + opts.refill_slack_tokens
                for c in w.cands]
-    budgets = [max(1, min(b, 64)) for b in budgets]
+    budgets = [max(1, min(b, MAX_SPAN_TOKENS)) for b in budgets]
     try:
         return model.refill(w.text, w.spans, budgets, max(budgets) + 1, cancel)
     except EngineCancelled:
         raise
-    except Exception as exc:  # the spans do not fit together: refill halves
-        if len(w.cands) == 1 or type(exc).__name__ not in ("InvalidRequestError", "EngineError"):
+    except (InvalidRequestError, EngineError):  # the spans do not fit together: refill halves
+        if len(w.cands) == 1:
             raise
         half = len(w.cands) // 2
         a = _Window(w.text, w.spans[:half], w.cands[:half])
@@ -104,7 +123,7 @@ def _arg_count(text: str, grammars: Grammars) -> int | None:
     tree = parser.parse(src)
     if tree.root_node.has_error:
         return None
-    for n in _walk(tree.root_node):
+    for n in walk(tree.root_node):
         if n.type == "argument_list":
             return sum(1 for a in n.named_children if a.type != "comment")
     return None
@@ -131,22 +150,22 @@ def _decide(c: Candidate, model_text: str, model_conf: float, opts: NextEditOpti
     return None
 
 
-def _predict_with_model(model: EditModel, query: NextEditQuery, cands: list[Candidate],
-                        parsed: list[_Parsed], grammars: Grammars, cancel) -> list[Prediction]:
+def predict_with_model(model: EditModel, query: NextEditQuery, cands: list[Candidate],
+                        parsed: list[ParsedDoc], grammars: Grammars, cancel) -> list[Prediction]:
     opts = query.options
     by_uri = {p.doc.uri: p for p in parsed}
     edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
     anchor = None
     if edited:
         d = edited[0]
-        rng = _anchor_text(d.doc, d.lines)
+        rng = _anchor_text(d.doc, d.b)
         if rng is not None:
             anchor = (d.doc.uri, d.doc.text[rng[0]:rng[1]])
     preds: list[Prediction] = []
     for uri in dict.fromkeys(c.uri for c in cands):
         doc = by_uri[uri]
         for w in _windows(model, doc, [c for c in cands if c.uri == uri], anchor, opts):
-            _check(cancel)
+            check_cancelled(cancel)
             fills = _refill_window(model, w, opts, cancel)
             decided = []
             to_score = []

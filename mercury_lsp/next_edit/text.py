@@ -1,20 +1,17 @@
-"""Plain-text helpers of next-edit: identifiers, the smallest diff between two texts, line and
-position bookkeeping, and applying edits (code-point offsets throughout)."""
+"""Plain-text helpers of next-edit: identifiers, the smallest diff between two texts and applying
+edits (code-point offsets throughout; lines and positions: ``mercury_lsp.text``)."""
 
 from __future__ import annotations
 
 import keyword
 from collections.abc import Iterable
 
-from mercury_lsp.documents import PositionEncoding, units_len
-from mercury_lsp.schema import TextPosition
-
 
 def is_identifier(s: str) -> bool:
     return s.isidentifier() and not keyword.iskeyword(s)
 
 
-def _ident_char(ch: str) -> bool:
+def is_ident_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
@@ -28,32 +25,6 @@ def diff_region(before: str, after: str) -> tuple[int, int, int]:
     while s < n - p and before[len(before) - 1 - s] == after[len(after) - 1 - s]:
         s += 1
     return p, len(before) - s, len(after) - s
-
-
-class LineIndex:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.starts.append(i + 1)
-
-    def line_of(self, offset: int) -> int:
-        import bisect
-
-        return bisect.bisect_right(self.starts, offset) - 1
-
-    def line_start(self, offset: int) -> int:
-        return self.starts[self.line_of(offset)]
-
-    def line_end(self, offset: int) -> int:
-        line = self.line_of(offset)
-        return self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
-
-    def position(self, offset: int, enc: PositionEncoding) -> TextPosition:
-        line = self.line_of(offset)
-        start = self.starts[line]
-        return TextPosition(line, units_len(self.text[start:offset], enc))
 
 
 def apply_edits(text: str, edits: Iterable[tuple[int, int, str]]) -> str:

@@ -1,5 +1,5 @@
-"""Tree-sitter helpers shared by the next-edit steps: parsed documents with byte <-> code-point
-offsets, tree walking, and the Python node shapes both the change detection (signatures) and
+"""Tree-sitter helpers shared by the next-edit steps: parsed documents (with their
+``mercury_lsp.text.TextIndex``), tree walking, and the Python node shapes both the change detection (signatures) and
 the location search (scopes) read."""
 
 from __future__ import annotations
@@ -9,45 +9,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from mercury_lsp.next_edit.query import DocState
-from mercury_lsp.next_edit.text import LineIndex
 from mercury_lsp.syntax import Grammars
+from mercury_lsp.text import TextIndex
 
 PY_PARAM_WRAPPERS = ("default_parameter", "typed_parameter", "typed_default_parameter",
                      "list_splat_pattern", "dictionary_splat_pattern")
 
 
-class _Bytes:
-    """Byte <-> code-point offsets of one text."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.data = text.encode("utf-8")
-        self.ascii = len(self.data) == len(text)
-        if not self.ascii:
-            self._char_of: list[int] = []
-            for i, ch in enumerate(text):
-                self._char_of.extend([i] * len(ch.encode("utf-8")))
-            self._char_of.append(len(text))
-
-    def char(self, b: int) -> int:
-        return b if self.ascii else self._char_of[b]
-
-    def byte(self, c: int) -> int:
-        return c if self.ascii else len(self.text[:c].encode("utf-8"))
-
-    def node_text(self, node) -> str:
-        return self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
-
-
 @dataclass
-class _Parsed:
+class ParsedDoc:
     doc: DocState
     tree: Any
-    b: _Bytes
-    lines: LineIndex
+    b: TextIndex  # lines, bytes and code points of ``doc.text``
 
 
-def _parse_all(docs: Sequence[DocState], grammars: Grammars) -> list[_Parsed]:
+def parse_all(docs: Sequence[DocState], grammars: Grammars) -> list[ParsedDoc]:
     out = []
     for d in docs:
         if d.grammar is None:
@@ -55,12 +31,12 @@ def _parse_all(docs: Sequence[DocState], grammars: Grammars) -> list[_Parsed]:
         parser = grammars.parser(d.grammar)
         if parser is None:
             continue
-        b = _Bytes(d.text)
-        out.append(_Parsed(d, parser.parse(b.data), b, LineIndex(d.text)))
+        b = TextIndex(d.text)
+        out.append(ParsedDoc(d, parser.parse(b.data), b))
     return out
 
 
-def _walk(node, prune=None) -> Iterable:
+def walk(node, prune=None) -> Iterable:
     stack = [node]
     while stack:
         n = stack.pop()
@@ -70,12 +46,12 @@ def _walk(node, prune=None) -> Iterable:
         stack.extend(reversed(n.children))
 
 
-def _field_is(parent, name: str, node) -> bool:
+def field_is(parent, name: str, node) -> bool:
     child = parent.child_by_field_name(name)
     return child is not None and child.start_byte == node.start_byte and child.end_byte == node.end_byte
 
 
-def _param_nodes(params) -> list[tuple[Any, bool, bool]]:
+def param_nodes(params) -> list[tuple[Any, bool, bool]]:
     """(identifier node, has default, is splat) per parameter of a parameters node."""
     out = []
     for ch in params.named_children:
@@ -92,14 +68,14 @@ def _param_nodes(params) -> list[tuple[Any, bool, bool]]:
     return out
 
 
-def _in_class_body(funcdef) -> bool:
+def in_class_body(funcdef) -> bool:
     p = funcdef.parent
     if p is not None and p.type == "decorated_definition":
         p = p.parent
     return p is not None and p.type == "block" and p.parent is not None and p.parent.type == "class_definition"
 
 
-def _enclosing(node, types: tuple[str, ...]):
+def enclosing(node, types: tuple[str, ...]):
     n = node.parent
     while n is not None and n.type not in types:
         n = n.parent

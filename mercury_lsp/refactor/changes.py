@@ -13,11 +13,18 @@ from typing import Literal
 import msgspec
 
 from mercury_lsp import __version__
-from mercury_lsp.documents import PositionEncoding
 from mercury_lsp.next_edit import apply_edits
-from mercury_lsp.next_edit.text import LineIndex
 from mercury_lsp.refactor.files import Source
-from mercury_lsp.schema import EditKind, EditSource, NextEditResult, NextEditTimings, PredictedEdit, TextRange
+from mercury_lsp.schema import (
+    EditKind,
+    EditSource,
+    NextEditResult,
+    NextEditTimings,
+    PredictedEdit,
+    TextPosition,
+    TextRange,
+)
+from mercury_lsp.text import PositionEncoding, TextIndex
 
 OutputFormat = Literal["diff", "json", "summary"]
 FORMATS: tuple[str, ...] = ("diff", "json", "summary")
@@ -92,10 +99,11 @@ def render_diff(report: Report) -> str:
 def to_schema(report: Report, encoding: PositionEncoding = PositionEncoding.UTF16) -> NextEditResult:
     edits = []
     for c in report.changes:
-        lines = LineIndex(c.source.text if c.base is None else c.base)
+        lines = TextIndex(c.source.text if c.base is None else c.base)
         for e in c.edits:
             edits.append(PredictedEdit(
-                uri=c.source.uri, range=TextRange(lines.position(e.start, encoding), lines.position(e.end, encoding)),
+                uri=c.source.uri, range=TextRange(TextPosition(*lines.position_at(e.start, encoding)),
+                                              TextPosition(*lines.position_at(e.end, encoding))),
                 new_text=e.new_text, confidence=round(e.confidence, 6), reason=e.reason, kind=e.kind,
                 source=e.source, old_text=e.old_text, document_version=None))
     return NextEditResult(edits=edits, model=report.model, version=__version__,
@@ -125,10 +133,10 @@ def render_summary(report: Report) -> str:
         if not c.edits:
             out.append(f"{name}: the first edit (the patch) only")
             continue
-        lines = LineIndex(c.source.text if c.base is None else c.base)
+        lines = TextIndex(c.source.text if c.base is None else c.base)
         for e in sorted(c.edits, key=lambda e: e.start):
             line = lines.line_of(e.start)
-            col = e.start - lines.starts[line]
+            col = e.start - lines.line_start(line)
             out.append(f"{name}:{line + 1}:{col + 1}  {_quote(e.old_text)} -> {_quote(e.new_text)}  "
                        f"[{e.kind}, {e.source}, confidence {e.confidence:.3f}]  {e.reason}")
     files = sum(1 for c in report.changes if c.changed)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from mercury_lsp.documents import Document
 from mercury_lsp.engine_client import EngineSession
-from mercury_lsp.next_edit.tree import _walk
+from mercury_lsp.next_edit.tree import walk
 from mercury_lsp.refactor.changes import Edit, FileChange
 from mercury_lsp.refactor.files import Source
 from mercury_lsp.schema import InfillSpec
@@ -109,7 +109,7 @@ def find_stubs(src: Source, grammars: Grammars) -> list[Stub]:
         def char(b: int) -> int:
             return b if ascii_text else len(data[:b].decode("utf-8", "replace"))
 
-        for fn in _walk(tree.root_node):
+        for fn in walk(tree.root_node):
             if fn.type != "function_definition" or _intended(fn, data):
                 continue
             body = fn.child_by_field_name("body")

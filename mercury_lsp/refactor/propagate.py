@@ -22,13 +22,13 @@ from pathlib import Path
 import msgspec
 
 from mercury_lsp.config import NextEditOptions
-from mercury_lsp.documents import PositionEncoding
 from mercury_lsp.next_edit import DocState, NextEditQuery, diff_region, predict
 from mercury_lsp.next_edit.query import EditModel
 from mercury_lsp.refactor.changes import Edit, FileChange, Report
 from mercury_lsp.refactor.files import GIT_TIMEOUT_S, InputError, Source, list_files, read_source
 from mercury_lsp.refactor.patch import FilePatch, PatchError, apply_hunks, parse_patch, resolve
 from mercury_lsp.syntax import Grammars
+from mercury_lsp.text import PositionEncoding
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Identifiers of the changed lines that say nothing about where the edit must follow.

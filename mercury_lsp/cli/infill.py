@@ -1,0 +1,63 @@
+"""``mercury-lsp infill FILE --line L --col C``: fill in code at a position of a file (one shot)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+from pathlib import Path
+
+from mercury_lsp.cli.errors import UsageError, read_text
+
+DEFAULT_MAX_TOKENS = 32  # one statement or so: what a one-shot infill usually asks for
+
+
+def add_subcommand(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("infill", help="fill in code at a position of a file (one shot)")
+    p.add_argument("file", type=Path)
+    p.add_argument("--line", type=int, required=True, help="1-based line of the cursor")
+    p.add_argument("--col", type=int, required=True, help="1-based column (character) of the cursor")
+    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+    p.add_argument("--steps", type=int, default=None, help="denoising steps per block (default: the preset's confidence threshold)")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--model", default=None, help="model directory or hub id (default: embedded)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default="auto")
+    p.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    p.set_defaults(func=run)
+
+
+def split_at(text: str, line: int, col: int) -> tuple[str, str]:
+    """Split ``text`` at a 1-based (line, column); a column past the line's end is refused.
+
+    Lines end at ``\n``, ``\r\n`` or ``\r`` only, as in editors and LSP (not at the form feeds
+    and other separators ``str.splitlines`` also breaks on).
+    """
+    lines = re.split(r"(?<=\n)|(?<=\r)(?!\n)", text)
+    if not 1 <= line <= len(lines):
+        raise UsageError(f"--line {line} is outside the file (1..{len(lines)})")
+    body = lines[line - 1].rstrip("\r\n")
+    if not 1 <= col <= len(body) + 1:
+        raise UsageError(f"--col {col} is outside line {line} (1..{len(body) + 1})")
+    offset = sum(len(s) for s in lines[: line - 1]) + col - 1
+    return text[:offset], text[offset:]
+
+
+def run(args: argparse.Namespace) -> int:
+    from engine import Engine, InfillOptions
+
+    text = read_text(args.file, "")
+    prefix, suffix = split_at(text, args.line, args.col)
+    engine = Engine.load(args.model, device=args.device, dtype=args.dtype)
+    options = InfillOptions(steps=args.steps, temperature=args.temperature, seed=args.seed)
+    result = engine.infill(prefix, suffix, args.max_tokens, options)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(result), indent=2))
+    else:
+        sys.stdout.write(result.text)
+        if not result.text.endswith("\n"):
+            sys.stdout.write("\n")
+    return 0

@@ -1,0 +1,101 @@
+"""The completion pipeline, run on the engine's worker thread for one request:
+
+    parse (incremental) -> context window -> infill -> shape -> trim a repeat -> syntax guard
+
+The syntax guard keeps a candidate only if it adds no parse errors to its lines; one that does
+is cut back to its last valid line, or dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance, shape, suffix_overlap
+from mercury_lsp.config import Settings
+from mercury_lsp.context import Budget, Window, build_window
+from mercury_lsp.documents import DocumentSnapshot
+from mercury_lsp.engine_client import CancelToken, EngineSession
+from mercury_lsp.schema import InfillOutcome, InfillSpec, SpanKind
+from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard
+
+GUARD_MAX_TRIES = 6  # parses the guard may spend on one suggestion (each costs a re-parse)
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    text: str
+    kind: SpanKind
+    replace_end: int
+    outcome: InfillOutcome | None
+    tree: object | None
+    seq: int
+    guard_dropped: bool
+
+
+def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, settings: Settings,
+                 grammars: Grammars, cancel: CancelToken | None) -> PipelineResult:
+    """Runs on the engine worker thread: parse, window, infill, shape, trim, guard."""
+    data = None
+    tree = None
+    seq = 0
+    if snap.syntax is not None:
+        data = snap.text.encode("utf-8")
+        tree = grammars.parse(snap, data)
+        seq = snap.syntax.seq
+    window = build_window(snap, tree, cursor, settings,
+                          Budget(session.context_tokens, session.chars_per_token))
+    spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens,
+                      preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
+                      single_line=window.kind == "line")
+    outcome = session.infill(spec, cancel)
+    text = shape(outcome.text, window, settings.context.max_lines)
+    dropped = False
+    if text:
+        text, dropped = finish(text, snap, tree, data, window, settings, grammars)
+    if text and snap.crlf:
+        text = text.replace("\n", "\r\n")
+    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq, dropped)
+
+
+def finish(text: str, snap: DocumentSnapshot, tree, data: bytes | None, window: Window,
+            settings: Settings, grammars: Grammars) -> tuple[str, bool]:
+    """Trim a repeat of the suffix, then apply the syntax guard. Returns (text, dropped)."""
+    doc_text = snap.text
+    line = snap.line_of(window.cursor)
+    line_before = doc_text[snap.line_start(line):window.cursor]
+    rest = doc_text[window.replace_end:snap.line_end(line)]
+    after = doc_text[window.replace_end:window.replace_end + OVERLAP_MAX_CHARS]
+    candidates = [text]
+    trimmed = suffix_overlap(text, after)
+    guard = SyntaxGuard(grammars) if tree is not None and data is not None else None
+    tries = 0
+    if trimmed is not None:
+        if guard is not None:
+            scored = []
+            for cand in (trimmed, text):
+                before, after_errors = guard.errors(snap, tree, data, _rep(window, cand))
+                tries += 1
+                scored.append((after_errors - before, cand is text, cand))
+            candidates = [c for _, _, c in sorted(scored, key=lambda s: (s[0], s[1]))]
+        else:
+            full = bracket_imbalance(line_before + text + rest)
+            cut = bracket_imbalance(line_before + trimmed + rest)
+            candidates = [trimmed, text] if cut <= full else [text, trimmed]
+    if guard is None or settings.syntax_guard == "off":
+        return candidates[0], False
+    for cand in candidates:
+        lines = cand.split("\n")
+        for n in range(len(lines), 0, -1):
+            if tries >= GUARD_MAX_TRIES:
+                return "", True
+            attempt = "\n".join(lines[:n]).rstrip()
+            if not attempt.strip():
+                break
+            tries += 1
+            if guard.accepts(snap, tree, data, _rep(window, attempt)):
+                return attempt, False
+    return "", True
+
+
+def _rep(window: Window, text: str) -> Replacement:
+    return Replacement(window.cursor, window.replace_end, text)

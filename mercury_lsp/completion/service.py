@@ -1,0 +1,166 @@
+"""Inline completion (``textDocument/inlineCompletion``, LSP 3.18) and the ``textDocument/completion``
+fallback share one service per connection:
+
+    snapshot (event loop) -> [worker: ``pipeline.run_pipeline``] -> version check
+
+* A newer request for a document supersedes older ones: they are cancelled (a queued one never
+  runs, a running one stops at its next denoising step) and answer empty.
+* A result whose document moved on is dropped (never stale text) but cached: the cache answers
+  the next request without the engine when the user has typed the start of the suggestion, or
+  returns to a state already seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from mercury_lsp.completion.cache import SuggestionCache
+from mercury_lsp.completion.pipeline import PipelineResult, run_pipeline
+from mercury_lsp.config import Settings
+from mercury_lsp.documents import Document, DocumentStore, PositionEncoding
+from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError
+from mercury_lsp.schema import Counters, SpanKind
+from mercury_lsp.syntax import Grammars
+
+log = logging.getLogger(__name__)
+
+LATENCY_SAMPLES = 2048  # engine latencies kept for the p50/p95 of ``mercury/stats``
+P95 = 0.95
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    text: str  # inserted at ``cursor``, replacing ``doc.text[cursor:replace_end]``
+    cursor: int
+    replace_end: int
+    kind: SpanKind
+    version: int
+    cached: bool
+
+
+class _Slot:
+    def __init__(self, timeout_s: float) -> None:
+        self.token = CancelToken(deadline=time.monotonic() + timeout_s)
+        self.superseded = False
+
+
+class CompletionService:
+    """One per client connection: supersede slots, cache, counters."""
+
+    def __init__(self, engine: EngineClient, docs: DocumentStore, grammars: Grammars,
+                 settings: Callable[[], Settings]) -> None:
+        self.engine = engine
+        self.docs = docs
+        self.grammars = grammars
+        self.settings = settings
+        self.cache = SuggestionCache(settings().cache_size)
+        self.counters = Counters()
+        self.latencies: deque[float] = deque(maxlen=LATENCY_SAMPLES)
+        self._slots: dict[str, _Slot] = {}
+
+    def settings_changed(self, settings: Settings, model_changed: bool) -> None:
+        self.cache.size = settings.cache_size
+        if model_changed:
+            self.cache.clear()
+
+    def cancel_all(self) -> None:
+        for slot in self._slots.values():
+            slot.superseded = True
+            slot.token.cancel()
+
+    def cancel(self, uri: str) -> None:
+        """Supersede the request running for ``uri`` (it answers empty)."""
+        old = self._slots.pop(uri, None)
+        if old is not None:
+            old.superseded = True
+            old.token.cancel()
+
+    def eligible(self, doc: Document, settings: Settings) -> bool:
+        return (settings.language_enabled(doc.language_id) and len(doc.text) <= settings.max_file_bytes
+                and not doc.binary)
+
+    async def suggest(self, uri: str, line: int, character: int, enc: PositionEncoding) -> Suggestion | None:
+        """The suggestion at a position, or None. Raises PositionError for impossible positions.
+
+        Everything before the first ``await`` runs when the request arrives (the server
+        processes no other message in between), so the snapshot matches the request.
+        """
+        settings = self.settings()
+        c = self.counters
+        c.requests += 1
+        doc = self.docs.get(uri)
+        if doc is None or not self.eligible(doc, settings):
+            c.empty += 1
+            return None
+        cursor = doc.offset_at(line, character, enc, strict=True)
+        self.cancel(uri)
+        hit = self.cache.get(uri, doc.text, cursor)
+        if hit is not None:
+            c.cache_hits += 1
+            c.served += 1
+            return Suggestion(hit[0], cursor, hit[1], hit[2], doc.version, cached=True)
+        if not self.engine.ready:
+            c.empty += 1
+            return None
+        snap = doc.snapshot(settings.syntax_max_bytes)
+        slot = _Slot(settings.request_timeout_ms / 1000)
+        self._slots[uri] = slot
+        t0 = time.perf_counter()
+        try:
+            if settings.debounce_ms:
+                await asyncio.sleep(settings.debounce_ms / 1000)
+                if slot.superseded:
+                    c.superseded += 1
+                    return None
+            job = partial(run_pipeline, snap=snap, cursor=cursor, settings=settings,
+                          grammars=self.grammars, cancel=slot.token)
+            result: PipelineResult = await self.engine.run(job, slot.token)
+        except EngineCancelled:
+            if slot.superseded:
+                c.superseded += 1
+            else:
+                c.timeouts += 1
+            return None
+        except asyncio.CancelledError:
+            c.cancelled += 1
+            raise
+        except EngineError as exc:
+            c.errors += 1
+            log.warning("completion failed: %s", exc)
+            return None
+        finally:
+            if self._slots.get(uri) is slot:
+                del self._slots[uri]
+        self.latencies.append((time.perf_counter() - t0) * 1000)
+        if result.tree is not None and self.docs.get(uri) is doc:
+            doc.adopt_tree(result.tree, result.seq)
+        if result.guard_dropped:
+            c.guard_dropped += 1
+        if settings.debug_log_user_code:  # the only place suggestions are logged
+            log.info("%s v%d %s: %r (raw %r)", uri, snap.version, result.kind, result.text,
+                     result.outcome.text if result.outcome else "")
+        if result.text:
+            self.cache.put(uri, snap.text, cursor, result.replace_end, result.text, result.kind)
+        if slot.superseded:
+            c.superseded += 1
+            return None
+        if self.docs.get(uri) is not doc or doc.version != snap.version or doc.text is not snap.text:
+            c.stale += 1
+            return None
+        if not result.text:
+            c.empty += 1
+            return None
+        c.served += 1
+        return Suggestion(result.text, cursor, result.replace_end, result.kind, snap.version, cached=False)
+
+    def latency_percentiles(self) -> tuple[float | None, float | None]:
+        if not self.latencies:
+            return None, None
+        data = sorted(self.latencies)
+        return data[len(data) // 2], data[min(len(data) - 1, int(len(data) * P95))]

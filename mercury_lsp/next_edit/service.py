@@ -1,0 +1,204 @@
+"""Next-edit requests of one client connection (``NextEditService``): the query from the open
+documents and their edit history, one prediction at a time per document on the engine worker, a
+cache per document version, and the checks that refuse edits which cannot be applied as is.
+
+LSP-free except for the shapes it returns (``WorkspaceEdit``) and the JSON-RPC errors it raises
+(``StaleVersion``: ContentModified; InvalidParams); the handlers are in ``next_edit.handlers``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import msgspec
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from mercury_lsp import __version__
+from mercury_lsp.config import NextEditOptions, Settings
+from mercury_lsp.documents import Document, DocumentStore, PositionEncoding, PositionError, units_len
+from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError, EngineSession
+from mercury_lsp.next_edit.pipeline import predict, to_result
+from mercury_lsp.next_edit.query import DocState, EngineEdits, NextEditQuery
+from mercury_lsp.schema import NextEditResult, PredictedEdit
+from mercury_lsp.syntax import Grammars
+
+log = logging.getLogger(__name__)
+
+CONTENT_MODIFIED = -32801  # LSP ErrorCodes.ContentModified
+CACHE_DOCUMENTS = 32  # documents whose last result is kept (one entry each, newest version)
+
+
+class StaleVersion(JsonRpcException):
+    CODE = CONTENT_MODIFIED
+    MESSAGE = "ContentModified"
+
+
+def doc_state(doc: Document, history_records, max_records: int) -> DocState:
+    """A document plus its texts before its newest edit records (undone newest first)."""
+    texts: list[str] = []
+    text = doc.text
+    edited_at = 0.0
+    for r in history_records[:max_records]:
+        if r.clipped or text[r.offset:r.offset + len(r.new_text)] != r.new_text:
+            break
+        text = text[: r.offset] + r.old_text + text[r.offset + len(r.new_text):]
+        texts.append(text)
+        edited_at = max(edited_at, r.time)
+    return DocState(doc.uri, doc.text, doc.grammar, doc.version, tuple(texts), edited_at)
+
+
+class NextEditService:
+    """One per client connection: predictions (one running per document; a newer request
+    cancels the older), a cache per document version, and the checks before applying edits."""
+
+    def __init__(self, engine: EngineClient, docs: DocumentStore, grammars: Grammars,
+                 settings: Callable[[], Settings], encoding: Callable[[], PositionEncoding],
+                 more_documents: Callable[[NextEditQuery], NextEditQuery] | None = None) -> None:
+        self.engine = engine
+        # run on the worker before predicting: adds documents that are not open (workspace files)
+        self.more_documents = more_documents
+        self.docs = docs
+        self.grammars = grammars
+        self.settings = settings
+        self.encoding = encoding
+        self._cache: dict[str, tuple[int, NextEditOptions, NextEditResult]] = {}
+        self._slots: dict[str, CancelToken] = {}
+
+    @property
+    def options(self) -> NextEditOptions:
+        """The ``nextEdit`` part of the current settings (read per request)."""
+        return self.settings().next_edit
+
+    def cancel(self, uri: str) -> None:
+        """Cancel the prediction running for ``uri`` (the document closed) and forget its cache."""
+        token = self._slots.pop(uri, None)
+        if token is not None:
+            token.cancel()
+        self._cache.pop(uri, None)
+
+    def cancel_all(self) -> None:
+        for token in self._slots.values():
+            token.cancel()
+
+    # ------------------------------------------------------------------ predict
+    def _query(self, doc: Document, cursor: int) -> NextEditQuery:
+        store = self.docs
+        settings = self.settings()
+        opts = self.options
+        states = []
+        for d in store:
+            if d.grammar is None or d.grammar != doc.grammar or len(d.text) > settings.syntax_max_bytes:
+                if d is not doc:
+                    continue
+            states.append(doc_state(d, store.history.recent(d.uri, opts.max_history_records),
+                                    opts.max_history_records))
+        states.sort(key=lambda s: s.uri != doc.uri)
+        return NextEditQuery(tuple(states), doc.uri, cursor, self.encoding(), opts)
+
+    async def predict(self, uri: str, version: int | None, line: int, character: int) -> NextEditResult:
+        settings, enc = self.settings(), self.encoding()
+        doc = self.docs.get(uri)
+        if doc is None:
+            raise JsonRpcInvalidParams(f"document not open: {uri}")
+        if version is not None and version != doc.version:
+            raise StaleVersion(f"document version {version} is stale: {uri} is at version {doc.version}")
+        try:
+            cursor = doc.offset_at(line, character, enc, strict=True)
+        except PositionError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        empty = NextEditResult(edits=[], version=__version__, position_encoding=enc.value)
+        if not self.engine.ready or not settings.language_enabled(doc.language_id):
+            return empty
+        cached = self._cache.get(uri)
+        if cached is not None and cached[0] == doc.version and cached[1] == self.options:
+            return cached[2]
+        query = self._query(doc, cursor)
+        old = self._slots.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        token = CancelToken(deadline=time.monotonic() + self.options.timeout_ms / 1000)
+        self._slots[uri] = token
+        grammars = self.grammars
+
+        more = self.more_documents
+
+        def job(session: EngineSession) -> NextEditResult:
+            q = more(query) if more is not None else query
+            outcome = predict(q, EngineEdits(session.engine), grammars, token)
+            return to_result(outcome, q, session.info.model)
+
+        try:
+            result = await self.engine.run(job, token)
+        except EngineCancelled:
+            return empty
+        except EngineError as exc:
+            log.warning("next edit failed: %s", exc)
+            return empty
+        finally:
+            if self._slots.get(uri) is token:
+                del self._slots[uri]
+        if settings.debug_log_user_code:
+            log.info("next edit %s v%d: %s", uri, doc.version, msgspec.json.encode(result).decode())
+        current = self.docs.get(uri)
+        if current is not doc or doc.version != query.docs[0].version:
+            return empty  # the document moved on: no stale edits
+        self._cache[uri] = (doc.version, query.options, result)
+        while len(self._cache) > CACHE_DOCUMENTS:
+            self._cache.pop(next(iter(self._cache)))
+        return result
+
+    # ------------------------------------------------------------------ LSP shapes
+    def workspace_edit(self, edits: list[PredictedEdit]) -> lsp.WorkspaceEdit:
+        by_uri: dict[str, list[PredictedEdit]] = {}
+        for e in edits:
+            by_uri.setdefault(e.uri, []).append(e)
+        changes = []
+        for uri, mine in by_uri.items():
+            version = mine[0].document_version
+            changes.append(lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                edits=[lsp.TextEdit(range=_lsp_range(e), new_text=e.new_text) for e in mine]))
+        return lsp.WorkspaceEdit(document_changes=changes)
+
+    def validate(self, edits: list[PredictedEdit]) -> None:
+        """Refuse (JSON-RPC error, nothing applied) unless every edit can be applied as is."""
+        enc = self.encoding()
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for i, e in enumerate(edits):
+            doc = self.docs.get(e.uri)
+            if doc is None:
+                raise JsonRpcInvalidParams(f"edit {i}: document not open: {e.uri}")
+            if e.document_version is not None and e.document_version != doc.version:
+                raise StaleVersion(f"edit {i}: computed for version {e.document_version} of {e.uri}, "
+                                   f"which is now at version {doc.version}; nothing was applied")
+            start = _offset(doc, e.range.start.line, e.range.start.character, enc, i)
+            end = _offset(doc, e.range.end.line, e.range.end.character, enc, i)
+            if end < start:
+                raise JsonRpcInvalidParams(f"edit {i}: range ends before it starts; nothing was applied")
+            spans.setdefault(e.uri, []).append((start, end))
+        for uri, mine in spans.items():
+            mine.sort()
+            for (s0, e0), (s1, e1) in zip(mine, mine[1:], strict=False):
+                if s1 < e0 or (s1 == s0 and e1 == e0):
+                    raise JsonRpcInvalidParams(f"overlapping edits in {uri}; nothing was applied")
+
+
+def _lsp_range(e: PredictedEdit) -> lsp.Range:
+    r = e.range
+    return lsp.Range(lsp.Position(r.start.line, r.start.character), lsp.Position(r.end.line, r.end.character))
+
+
+def _offset(doc: Document, line: int, character: int, enc: PositionEncoding, i: int) -> int:
+    if line >= doc.line_count:
+        raise JsonRpcInvalidParams(f"edit {i}: line {line} is beyond the end of the document "
+                                   f"({doc.line_count} lines); nothing was applied")
+    if character > units_len(doc.line_text(line), enc):
+        raise JsonRpcInvalidParams(f"edit {i}: character {character} is beyond the end of line {line}; "
+                                   f"nothing was applied")
+    try:
+        return doc.offset_at(line, character, enc, strict=True)
+    except PositionError as exc:
+        raise JsonRpcInvalidParams(f"edit {i}: {exc}; nothing was applied") from None

@@ -1,0 +1,150 @@
+"""The server state of one client connection (``MercuryServer``) and ``build_server``.
+
+The state: settings (base, from ``initialize``, current), the negotiated position encoding and
+client capabilities, the open documents, the completion and next-edit services, and the model
+load. Handlers (``server.handlers``, ``next_edit.handlers``) read it; features do the work.
+
+The model loads on the engine's worker after ``initialized`` (work-done progress and a
+``mercury/status`` notification report it); until then requests answer empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+import msgspec
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+
+from mercury_lsp import __version__
+from mercury_lsp.completion import CompletionService
+from mercury_lsp.config import Settings
+from mercury_lsp.documents import DocumentStore, PositionEncoding
+from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
+from mercury_lsp.next_edit import handlers as next_edit_handlers
+from mercury_lsp.next_edit.service import NextEditService
+from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
+from mercury_lsp.schema import STATUS_NOTIFICATION, EngineInfo, StatusNotification
+from mercury_lsp.server.handlers import register_all
+from mercury_lsp.server.logs import set_log_level
+from mercury_lsp.server.protocol import MercuryProtocol
+from mercury_lsp.syntax import Grammars, grammar_for
+
+log = logging.getLogger("mercury_lsp")
+
+# How long the client may take to accept a work-done progress token before loading goes on
+# without one (a client that never answers must not hold the status back).
+PROGRESS_CREATE_TIMEOUT_S = 10.0
+PROGRESS_TOKEN_HEX = 8  # random hex digits in a progress token (unique per connection)
+
+
+class MercuryServer(LanguageServer):
+    """One client connection: its settings, documents, services and model load."""
+
+    protocol: MercuryProtocol
+
+    def __init__(self, base: Settings, engine: EngineClient, grammars: Grammars) -> None:
+        super().__init__("mercury-lsp", __version__, protocol_cls=MercuryProtocol,
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.base_settings = base
+        self.init_settings = base
+        self.current = base
+        self.engine = engine
+        self.grammars = grammars
+        self.position_encoding = PositionEncoding.UTF16
+        self.docs = DocumentStore(grammar_for)
+        self.docs.syntax_max_bytes = base.syntax_max_bytes
+        self.completions = CompletionService(engine, self.docs, grammars, lambda: self.current)
+        workspace_files = WorkspaceFiles()
+        self.next_edits = NextEditService(
+            engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
+            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files))
+        self.inline_supported = False
+        self.markdown_docs = False
+        self._tasks: set[asyncio.Task] = set()
+        self._load_generation = 0
+
+    # ------------------------------------------------------------------ helpers
+    def spawn(self, coro) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def status(self, state: str, message: str = "", engine: EngineInfo | None = None) -> None:
+        self.protocol.notify(STATUS_NOTIFICATION,
+                             msgspec.to_builtins(StatusNotification(state=state, message=message,
+                                                                    engine=engine)))
+
+    def warn(self, message: str, kind: lsp.MessageType = lsp.MessageType.Warning) -> None:
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
+
+    def report_server_error(self, error: Exception, source) -> None:
+        log.error("internal error (%s): %s", getattr(source, "__name__", source), type(error).__name__)
+
+    def apply_settings(self, settings: Settings) -> None:
+        old = self.current
+        self.current = settings
+        self.docs.syntax_max_bytes = settings.syntax_max_bytes
+        set_log_level(settings)
+        model_changed = old.model_key != settings.model_key
+        self.completions.settings_changed(settings, model_changed or old.preset != settings.preset)
+        if model_changed and self.engine.spec is not None:
+            self.spawn(self.load_model())
+
+    def close(self) -> None:
+        """The connection ended: cancel its outstanding work."""
+        self.completions.cancel_all()
+        self.next_edits.cancel_all()
+
+    # ------------------------------------------------------------------ model
+    async def load_model(self) -> None:
+        s = self.current
+        self._load_generation += 1
+        gen = self._load_generation
+        spec = LoadSpec(s.model, s.device, s.dtype, s.threads, s.context.max_context_tokens)
+        loading = asyncio.ensure_future(self.engine.load(spec))
+        self.status("loading", f"loading {s.model or 'the embedded model'}")
+        token = await self._begin_progress()
+        try:
+            info = await loading
+        except EngineError as exc:
+            if token is not None:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="failed"))
+            if gen == self._load_generation:
+                log.error("model failed to load: %s", exc)
+                self.warn(f"mercury-lsp: could not load the model: {exc}", lsp.MessageType.Error)
+                self.status("error", str(exc))
+            return
+        if token is not None:
+            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
+                message=f"ready ({info.device}, {info.load_ms:.0f} ms)"))
+        if gen == self._load_generation:
+            log.info("model ready: %s on %s/%s, context %d tokens, loaded in %.0f ms",
+                     info.model, info.device, info.dtype, info.context_tokens, info.load_ms)
+            self.status("ready", "ready", info)
+
+    async def _begin_progress(self) -> str | None:
+        """A work-done progress token for the load, when the client takes one."""
+        caps = self.client_capabilities
+        if caps.window is None or not caps.window.work_done_progress:
+            return None
+        token = f"mercury-load-{uuid.uuid4().hex[:PROGRESS_TOKEN_HEX]}"
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), PROGRESS_CREATE_TIMEOUT_S)
+            self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+                title="mercury-lsp", message="loading model", cancellable=False))
+        except (TimeoutError, JsonRpcException, RuntimeError) as exc:
+            log.info("client refused work-done progress (%s)", type(exc).__name__)
+            return None
+        return token
+
+
+def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> MercuryServer:
+    """A server for one connection with every handler family registered."""
+    server = MercuryServer(base, engine, grammars)
+    register_all(server)
+    next_edit_handlers.register(server, server.next_edits)
+    return server

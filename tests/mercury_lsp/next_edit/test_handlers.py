@@ -1,0 +1,175 @@
+"""Next edit over the real protocol (raw JSON-RPC client, `mercury-lsp serve` on a tiny model):
+``mercury/nextEdit``, ``textDocument/copilotInlineEdit``, the "Apply predicted edits" code action
+and the ``mercury.applyEdits`` command, including the refusals (nothing applied partially)."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+
+from mercury_lsp.next_edit import apply_edits
+from mercury_lsp.rpc_client import RawClient, RpcError
+from tests.support.server import serve_command
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+INVALID_PARAMS, CONTENT_MODIFIED = -32602, -32801
+URI = "file:///work/area.py"
+TEXT = ("def area(width, height):\n    total = width * height\n    return total + width  # width\n\n\n"
+        "print(area(1, 2), '\U0001f600', width)\n")
+# The user renames the parameter at its definition: line 0, characters 9..14.
+RENAMED = TEXT.replace("def area(width,", "def area(w,", 1)
+
+
+def lines_cols(text: str, offset: int) -> tuple[int, int]:
+    before = text[:offset]
+    line = before.count("\n")
+    col = before[before.rfind("\n") + 1:]
+    return line, len(col.encode("utf-16-le")) // 2
+
+
+def apply_lsp(text: str, edits: list[dict]) -> str:
+    lines = text.split("\n")
+
+    def off(p):
+        line = lines[p["line"]]
+        units = 0
+        for i, ch in enumerate(line):
+            if units >= p["character"]:
+                return sum(len(x) + 1 for x in lines[: p["line"]]) + i
+            units += 2 if ord(ch) > 0xFFFF else 1
+        return sum(len(x) + 1 for x in lines[: p["line"]]) + len(line)
+
+    return apply_edits(text, [(off(e["range"]["start"]), off(e["range"]["end"]), e.get("newText", e.get("text")))
+                              for e in edits])
+
+
+class Client(RawClient):
+    """Answers ``workspace/applyEdit`` as an editor that applied it."""
+
+    def _dispatch(self, msg: dict) -> None:
+        if msg.get("method") == "workspace/applyEdit" and "id" in msg:
+            self.server_requests.append(msg)
+            self.send({"jsonrpc": "2.0", "id": msg["id"], "result": {"applied": True}})
+            return
+        super()._dispatch(msg)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server(tiny_model):
+    c = await Client.start(*serve_command())
+    await c.initialize({}, capabilities={"general": {"positionEncodings": ["utf-16"]},
+                                         "textDocument": {"synchronization": {}},
+                                         "workspace": {"applyEdit": True}})
+    state = await c.wait_notification("mercury/status", lambda p: p["state"] in ("ready", "error"))
+    assert state["state"] == "ready"
+    c.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "python", "version": 1,
+                                                       "text": TEXT}})
+    c.notify("textDocument/didChange", {
+        "textDocument": {"uri": URI, "version": 2},
+        "contentChanges": [{"range": {"start": {"line": 0, "character": 9}, "end": {"line": 0, "character": 14}},
+                            "text": "w"}]})
+    yield c
+    await c.shutdown()
+
+
+def params(version=2, line=0, character=10):
+    return {"textDocument": {"uri": URI, "version": version}, "position": {"line": line, "character": character}}
+
+
+async def test_next_edit_returns_the_other_occurrences(server: RawClient):
+    result = await server.request("mercury/nextEdit", params())
+    assert result["positionEncoding"] == "utf-16" and result["model"] and result["version"]
+    assert set(result["timings"]) == {"candidates_ms", "model_ms", "total_ms"}
+    edits = result["edits"]
+    # The two uses in the body; not the comment, not the module-level `width` outside the scope.
+    starts = sorted((e["range"]["start"]["line"], e["range"]["start"]["character"]) for e in edits)
+    assert starts == [(1, 12), (2, 19)]
+    for e in edits:
+        assert e["uri"] == URI and e["newText"] == "w" and e["oldText"] == "width"
+        assert e["documentVersion"] == 2 and e["kind"] == "rename" and 0.0 <= e["confidence"] <= 1.0
+        assert "parameter 'width' was renamed to 'w'" in e["reason"]
+    assert apply_lsp(RENAMED, edits) == TEXT.replace("width", "w").replace("# w", "# width").replace(
+        "'\U0001f600', w)", "'\U0001f600', width)")
+
+
+async def test_copilot_inline_edit_shape(server: RawClient):
+    result = await server.request("textDocument/copilotInlineEdit", params())
+    assert set(result) == {"edits"} and len(result["edits"]) == 2
+    for e in result["edits"]:
+        assert e["text"] == "w" and e["textDocument"] == {"uri": URI, "version": 2}
+        assert set(e["range"]) == {"start", "end"}
+    server.notify("textDocument/didShowInlineEdit", {"item": result["edits"][0]})  # accepted silently
+
+
+async def test_code_action_carries_one_versioned_workspace_edit(server: RawClient):
+    actions = await server.request("textDocument/codeAction", {
+        "textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 10},
+                                                "end": {"line": 0, "character": 10}},
+        "context": {"diagnostics": []}})
+    assert len(actions) == 1
+    action = actions[0]
+    assert action["title"].startswith("Apply predicted edits (2 locations")
+    (change,) = action["edit"]["documentChanges"]
+    assert change["textDocument"] == {"uri": URI, "version": 2}
+    assert "width" not in apply_lsp(RENAMED, change["edits"]).split("\n")[1]
+
+
+async def test_apply_command_sends_one_workspace_edit(server: RawClient):
+    edits = (await server.request("mercury/nextEdit", params()))["edits"]
+    before = len(server.server_requests)
+    result = await server.request("workspace/executeCommand", {"command": "mercury.applyEdits",
+                                                               "arguments": [{"edits": edits}]})
+    assert result["applied"] is True
+    sent = server.server_requests[before:]
+    assert [m["method"] for m in sent] == ["workspace/applyEdit"]
+    (change,) = sent[0]["params"]["edit"]["documentChanges"]
+    assert change["textDocument"]["version"] == 2 and len(change["edits"]) == 2
+
+
+@pytest.mark.parametrize("mutate, code, message", [
+    (lambda es: [{**es[0], "documentVersion": 1}, es[1]], CONTENT_MODIFIED, "now at version 2"),
+    (lambda es: [es[0], {**es[0], "newText": "x"}], INVALID_PARAMS, "overlapping"),
+    (lambda es: [es[0], {**es[1], "range": {"start": {"line": 40, "character": 0},
+                                            "end": {"line": 40, "character": 1}}}], INVALID_PARAMS,
+     "beyond the end of the document"),
+    (lambda es: [es[0], {**es[1], "range": {"start": {"line": 1, "character": 4},
+                                            "end": {"line": 1, "character": 400}}}], INVALID_PARAMS,
+     "beyond the end of line 1"),
+    (lambda es: [{**es[0], "uri": "file:///nope.py"}], INVALID_PARAMS, "not open"),
+    (lambda es: [{"uri": URI}], INVALID_PARAMS, "invalid params"),
+])
+async def test_apply_command_refuses_bad_edits_whole(server: RawClient, mutate, code, message):
+    edits = (await server.request("mercury/nextEdit", params()))["edits"]
+    before = len(server.server_requests)
+    with pytest.raises(RpcError) as err:
+        await server.request("workspace/executeCommand", {"command": "mercury.applyEdits",
+                                                          "arguments": [{"edits": mutate(edits)}]})
+    assert err.value.code == code and message in err.value.message
+    assert server.server_requests[before:] == []  # nothing applied, not even the good edit
+
+
+async def test_next_edit_refuses_stale_versions_and_bad_positions(server: RawClient):
+    with pytest.raises(RpcError) as err:
+        await server.request("mercury/nextEdit", params(version=1))
+    assert err.value.code == CONTENT_MODIFIED and "stale" in err.value.message
+    with pytest.raises(RpcError) as err:
+        await server.request("mercury/nextEdit", params(line=99))
+    assert err.value.code == INVALID_PARAMS and "past the end" in err.value.message
+    with pytest.raises(RpcError) as err:
+        await server.request("mercury/nextEdit", {"textDocument": {"uri": URI}})
+    assert err.value.code == INVALID_PARAMS
+    with pytest.raises(RpcError) as err:
+        await server.request("mercury/nextEdit", {**params(), "textDocument": {"uri": "file:///nope.py"}})
+    assert err.value.code == INVALID_PARAMS and "not open" in err.value.message
+    assert len((await server.request("mercury/nextEdit", params()))["edits"]) == 2  # still serving
+
+
+async def test_next_edit_follows_the_next_edit_settings(server: RawClient):
+    server.notify("workspace/didChangeConfiguration",
+                  {"settings": {"mercury": {"nextEdit": {"maxModelCandidates": 0}}}})
+    edits = (await server.request("mercury/nextEdit", params()))["edits"]  # not the cached answer
+    assert len(edits) == 2 and all(e["source"] == "syntax" and e["confidence"] == 0.0 for e in edits)
+    server.notify("workspace/didChangeConfiguration", {"settings": {"mercury": {}}})  # back to the defaults
+    edits = (await server.request("mercury/nextEdit", params()))["edits"]
+    assert len(edits) == 2 and all(e["source"] != "syntax" for e in edits)
