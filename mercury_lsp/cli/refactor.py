@@ -169,7 +169,7 @@ def finish(args: argparse.Namespace, report: Report) -> int:
     _note(args, f"applied {len(res.applied)} file(s)" + (
         f"; {len(res.not_applied)} held back by --atomic-all" if res.not_applied else ""))
     if res.refused:
-        held = ("nothing applied (--atomic-all)" if args.atomic_all and not res.applied
+        held = ("nothing applied: --atomic-all" if args.atomic_all and not res.applied
                 else f"{len(res.applied)} other file(s) applied")
         for path, why in res.refused[1:]:
             _note(args, f"error: {display_path(path)}: {why}")
