@@ -71,6 +71,9 @@ def _is_variable(node) -> bool:
         return False
     if parent.type == "keyword_argument" and field_is(parent, "name", node):
         return False
+    if parent.type in ("function_definition", "class_definition") and field_is(parent, "name", node) \
+            and in_class_body(parent):  # a method's name is an attribute of its class
+        return False
     return True
 
 
