@@ -73,6 +73,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     drop_max_candidates: Annotated[int, Meta(ge=0, le=256)] = 6
     drop_window_chars: Annotated[int, Meta(ge=1, le=100_000)] = 1200  # text scored around the edit (each side)
     score_stride: Annotated[int, Meta(ge=1, le=64)] = 8  # token_scores: spacing of tokens masked together
+    # Language server: workspace files that are not open but mention what the edit changed join
+    # the prediction (edits there come with version null); 0 keeps it to open documents.
+    max_workspace_files: Annotated[int, Meta(ge=0, le=10_000)] = 200
     # A request (and the client applying its edits) gives up after this; a cold CPU model
     # refilling dozens of locations takes seconds, never this long.
     timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000

@@ -41,7 +41,7 @@ T = TypeVar("T")
 
 CALIBRATION_CHARS = 16_000  # of real code, to estimate characters per token once per model
 
-__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec"]
+__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec", "load_session"]
 
 
 @dataclass(frozen=True)
@@ -183,21 +183,7 @@ class EngineClient:
         return session.info
 
     def _load_blocking(self, spec: LoadSpec) -> EngineSession:
-        t0 = time.perf_counter()
-        loader = self._loader
-        if loader is None:
-            from engine import Engine
-
-            loader = Engine.load
-        engine = loader(spec.model, device=spec.device, dtype=spec.dtype,
-                              context_tokens=spec.context_tokens, threads=spec.threads)
-        sample = _calibration_text()
-        cpt = len(sample) / max(1, engine.count_tokens(sample))
-        info = EngineInfo(model=str(engine.path or spec.model or "embedded"), device=str(engine.device),
-                          dtype=str(engine.dtype).removeprefix("torch."),
-                          context_tokens=int(engine.context_tokens), chars_per_token=round(cpt, 3),
-                          load_ms=round((time.perf_counter() - t0) * 1000, 1))
-        return EngineSession(engine, info)
+        return load_session(spec, self._loader)
 
     async def run(self, job: Callable[[EngineSession], T], cancel: CancelToken) -> T:
         """Run ``job(session)`` on the worker. Raises EngineCancelled when cancelled/superseded."""
@@ -214,6 +200,24 @@ class EngineClient:
 
     def close(self) -> None:
         self._worker.stop()
+
+
+def load_session(spec: LoadSpec, loader: Callable[..., Engine] | None = None) -> EngineSession:
+    """Load the engine in this thread (the CLI's batch commands; the daemon uses ``EngineClient``)."""
+    t0 = time.perf_counter()
+    if loader is None:
+        from engine import Engine
+
+        loader = Engine.load
+    engine = loader(spec.model, device=spec.device, dtype=spec.dtype,
+                    context_tokens=spec.context_tokens, threads=spec.threads)
+    sample = _calibration_text()
+    cpt = len(sample) / max(1, engine.count_tokens(sample))
+    info = EngineInfo(model=str(engine.path or spec.model or "embedded"), device=str(engine.device),
+                      dtype=str(engine.dtype).removeprefix("torch."),
+                      context_tokens=int(engine.context_tokens), chars_per_token=round(cpt, 3),
+                      load_ms=round((time.perf_counter() - t0) * 1000, 1))
+    return EngineSession(engine, info)
 
 
 def _calibration_text() -> str:

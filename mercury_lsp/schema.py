@@ -134,7 +134,7 @@ class StatsResult(msgspec.Struct, rename="camel", kw_only=True):
 NEXT_EDIT_REQUEST = "mercury/nextEdit"
 COPILOT_INLINE_EDIT_REQUEST = "textDocument/copilotInlineEdit"
 APPLY_EDITS_COMMAND = "mercury.applyEdits"
-EditKind = Literal["rename", "signature", "model", "repeat", "complete", "import"]
+EditKind = Literal["rename", "signature", "model", "repeat", "complete", "import", "fill"]  # fill: a stub completed (refactor fill)
 EditSource = Literal["model", "scored", "syntax"]
 
 

@@ -30,6 +30,7 @@ from engine.train.corpus import (
     MAX_FILE_BYTES,
     PERMISSIVE,
     SKIP_STDLIB,
+    CorpusReport,
     heldout,
     is_test_path,
     looks_generated,
@@ -53,20 +54,9 @@ class Source:
 
 
 @dataclass
-class OfflineReport:
-    files_seen: int = 0
-    dropped_tests: int = 0
-    dropped_size_or_generated: int = 0
-    dropped_duplicates: int = 0
-    dropped_contaminated: int = 0
-    contaminated_examples: list[str] = field(default_factory=list)
+class OfflineReport(CorpusReport):
     contamination_check: str = "none"  # where the evaluation n-grams came from ("none": not run)
-    train_files: int = 0
-    heldout_files: int = 0
-    train_bytes: int = 0
-    heldout_bytes: int = 0
     seconds: float = 0.0
-    sources: dict[str, dict] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)  # name==version -> its licence
 
 

@@ -7,13 +7,13 @@ import argparse
 import sys
 
 from engine.errors import EngineError
-from mercury_lsp.cli import http, infill, next_edit, schema, serve, train
+from mercury_lsp.cli import http, infill, next_edit, refactor, schema, serve, train
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.cli.infill import split_at
 
 __all__ = ["UsageError", "build_parser", "main", "split_at"]
 
-SUBCOMMANDS = (infill, train, serve, next_edit, schema, http)
+SUBCOMMANDS = (infill, train, serve, next_edit, refactor, schema, http)
 USAGE_EXIT = 2  # a command-line mistake (as argparse exits)
 INTERRUPTED_EXIT = 130  # 128 + SIGINT, as shells report Ctrl-C
 

@@ -4,14 +4,13 @@ connection that must finish its headers in time (against slow clients holding so
 from __future__ import annotations
 
 import hmac
-import ipaddress
-import socket
 from pathlib import Path
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from mercury_lsp.http.errors import error_response
+from mercury_lsp.server.access import is_loopback
 
 # Reachable without the key: load balancers and supervisors poll it; it shows no user data.
 OPEN_PATHS = frozenset({"/health"})
@@ -19,21 +18,6 @@ OPEN_PATHS = frozenset({"/health"})
 
 class StartupError(Exception):
     """A configuration that must not start (message for the user)."""
-
-
-def is_loopback(host: str) -> bool:
-    """True when ``host`` binds only to this machine (every address it resolves to is loopback)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
 
 
 def read_api_key(path: Path) -> str:

@@ -1,13 +1,9 @@
 """Step 2 of next-edit — **where** the user's change must be followed (tree-sitter decides).
 
-For a rename, the remaining occurrences of the old name tied to the edited one: scope-aware for
-parameters and locals (nested scopes that rebind the name are skipped; attribute names and
-keyword-argument names are not variables), module-wide plus importing documents for
-module-level functions and classes, every ``x.name`` across the open documents for attributes
-and methods. For a signature change, the calls whose argument count matched the old signature
-and no longer matches the new one. When syntax ties nothing, the model-only path
-(``drop_candidates``) scores every token around the edit before and after it (batched masked
-passes) and takes the identifiers whose likelihood dropped.
+Renames: the old name's occurrences tied to the edited binding (scope-aware for parameters and
+locals; module-wide plus importing documents for module-level names; ``x.name`` for attributes).
+Signature changes: the calls whose argument count matched the old signature and no longer does.
+Otherwise the model-only path (``drop_candidates``) takes identifiers whose likelihood dropped.
 """
 
 from __future__ import annotations
@@ -70,6 +66,9 @@ def _is_variable(node) -> bool:
     if parent.type == "attribute" and field_is(parent, "attribute", node):
         return False
     if parent.type == "keyword_argument" and field_is(parent, "name", node):
+        return False
+    if parent.type in ("function_definition", "class_definition") and field_is(parent, "name", node) \
+            and in_class_body(parent):  # a method's name is an attribute of its class
         return False
     return True
 

@@ -56,8 +56,11 @@ class NextEditService:
     cancels the older), a cache per document version, and the checks before applying edits."""
 
     def __init__(self, engine: EngineClient, docs: DocumentStore, grammars: Grammars,
-                 settings: Callable[[], Settings], encoding: Callable[[], PositionEncoding]) -> None:
+                 settings: Callable[[], Settings], encoding: Callable[[], PositionEncoding],
+                 more_documents: Callable[[NextEditQuery], NextEditQuery] | None = None) -> None:
         self.engine = engine
+        # run on the worker before predicting: adds documents that are not open (workspace files)
+        self.more_documents = more_documents
         self.docs = docs
         self.grammars = grammars
         self.settings = settings
@@ -121,14 +124,17 @@ class NextEditService:
         self._slots[uri] = token
         grammars = self.grammars
 
+        more = self.more_documents
+
         def job(session: EngineSession) -> NextEditResult:
+            q = more(query) if more is not None else query
             if isinstance(session, RemoteSession):  # a remote backend predicts them, or the syntax alone
-                remote = session.next_edit(query, token)
+                remote = session.next_edit(q, token)
                 if remote is not None:
                     return remote
-                return to_result(predict(query, None, grammars, token), query, session.info.model)
-            outcome = predict(query, EngineEdits(session.engine), grammars, token)
-            return to_result(outcome, query, session.info.model)
+                return to_result(predict(q, None, grammars, token), q, session.info.model)
+            outcome = predict(q, EngineEdits(session.engine), grammars, token)
+            return to_result(outcome, q, session.info.model)
 
         try:
             result = await self.engine.run(job, token)

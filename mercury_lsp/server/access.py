@@ -36,6 +36,7 @@ class AccessError(ValueError):
 
 
 def is_loopback(host: str) -> bool:
+    """True when ``host`` binds only to this machine (every address it resolves to is loopback)."""
     if host == "localhost":
         return True
     try:
@@ -45,7 +46,7 @@ def is_loopback(host: str) -> bool:
             infos = socket.getaddrinfo(host, None)
         except OSError:
             return False
-        return all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+        return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
 
 
 def read_token(path: str) -> str:

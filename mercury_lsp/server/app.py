@@ -28,6 +28,7 @@ from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
 from mercury_lsp.next_edit import handlers as next_edit_handlers
 from mercury_lsp.next_edit.service import NextEditService
+from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
 from mercury_lsp.schema import STATUS_NOTIFICATION, EngineInfo, StatusNotification
 from mercury_lsp.server.access import daemon_owned
 from mercury_lsp.server.handlers import register_all
@@ -61,8 +62,10 @@ class MercuryServer(LanguageServer):
         self.docs = DocumentStore(grammar_for)
         self.docs.syntax_max_bytes = base.syntax_max_bytes
         self.completions = CompletionService(engine, self.docs, grammars, lambda: self.current)
-        self.next_edits = NextEditService(engine, self.docs, grammars, lambda: self.current,
-                                          lambda: self.position_encoding)
+        workspace_files = WorkspaceFiles()
+        self.next_edits = NextEditService(
+            engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
+            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files))
         self.inline_supported = False
         self.markdown_docs = False
         self._tasks: set[asyncio.Task] = set()

@@ -236,7 +236,7 @@ def test_cli_next_edit_and_errors(tmp_path, tiny, capsys):
     f.write_text(FILE)
     p.write_text(PATCH)
     model = ["--model", str(tiny.path), "--dtype", "float32", "--device", "cpu"]
-    assert cli.main(["next-edit", str(f), "--after-diff", str(p), *model]) == 0
+    assert cli.main(["next-edit", str(f), "--after-diff", str(p), "--format", "summary", *model]) == 0
     out = capsys.readouterr().out
     assert out.count("'width' -> 'w'") == 2 and ":2:13" in out
     assert cli.main(["next-edit", str(f), "--after-diff", str(p), "--json", *model]) == 0

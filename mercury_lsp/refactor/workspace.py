@@ -1,0 +1,91 @@
+"""Workspace files for next edit in the language server: the files of the workspace folders that
+are not open but mention an identifier the user's edit changed join the next-edit query as
+documents on disk (version ``None``), so predicted edits reach them too and the code action's
+``WorkspaceEdit`` covers every file. Runs on the engine worker (it reads files), never on the
+event loop. File lists come from ``files.list_files`` (git-aware, ``.gitignore`` honoured) and
+are kept for ``LIST_TTL_S``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from mercury_lsp.next_edit import DocState, NextEditQuery
+from mercury_lsp.refactor.files import InputError, list_files, read_source
+from mercury_lsp.refactor.propagate import changed_identifiers, mentions
+
+LIST_TTL_S = 30.0  # a workspace's file list is listed again after this long
+SCAN_FILES = 5000  # most files read per request (a bound on the work for huge workspaces)
+
+
+class WorkspaceFiles:
+    def __init__(self) -> None:
+        self._lists: dict[Path, tuple[float, list[Path]]] = {}
+        self._lock = threading.Lock()
+
+    def _files(self, root: Path) -> list[Path]:
+        now = time.monotonic()
+        with self._lock:
+            hit = self._lists.get(root)
+        if hit is not None and now - hit[0] < LIST_TTL_S:
+            return hit[1]
+        try:
+            files = list_files([root])[0]
+        except (InputError, OSError):
+            files = []
+        with self._lock:
+            self._lists[root] = (now, files)
+        return files
+
+    def extend(self, query: NextEditQuery, roots: list[Path], limit: int) -> NextEditQuery:
+        """``query`` plus up to ``limit`` workspace files that mention what the edits changed."""
+        edited = [d for d in query.docs if d.history]
+        if not roots or limit <= 0 or not edited:
+            return query
+        words: set[str] = set()
+        for d in edited:
+            words |= changed_identifiers(d.history[-1], d.text)
+        pattern = mentions(words)
+        if pattern is None:
+            return query
+        grammars = {d.grammar for d in edited}
+        have = {d.uri for d in query.docs}
+        extra: list[DocState] = []
+        scanned = 0
+        for root in roots:
+            for f in self._files(root):
+                if len(extra) >= limit or scanned >= SCAN_FILES:
+                    break
+                uri = f.as_uri()
+                if uri in have:
+                    continue
+                try:
+                    src, _ = read_source(f)
+                except InputError:
+                    continue
+                scanned += 1
+                if src is None or src.grammar not in grammars or not pattern.search(src.text):
+                    continue
+                have.add(uri)
+                extra.append(DocState(uri, src.text, src.grammar, None))
+        if not extra:
+            return query
+        return NextEditQuery(query.docs + tuple(extra), query.cursor_uri, query.cursor, query.encoding,
+                             query.options)
+
+
+def workspace_roots(workspace) -> list[Path]:
+    """Local directories of a pygls workspace (its folders, else its root)."""
+    from urllib.parse import unquote, urlparse
+
+    uris = [f.uri for f in getattr(workspace, "folders", {}).values()] or [getattr(workspace, "root_uri", None)]
+    out = []
+    for uri in uris:
+        if not uri:
+            continue
+        parsed = urlparse(uri)
+        if parsed.scheme == "file" and Path(unquote(parsed.path)).is_dir():
+            out.append(Path(unquote(parsed.path)))
+    return out

@@ -1,0 +1,22 @@
+"""Smoke test of ``benchmarks.refactor``: it runs the real command, scores it and ends with one
+JSON line (syntax mode, one case of each kind, no fill: the model-backed rows are the benchmark's)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import refactor
+
+
+@pytest.mark.slow  # two whole command runs per case as separate processes
+def test_refactor_benchmark_scores_and_reports(tmp_path, capsys):
+    out = tmp_path / "refactor.json"
+    assert refactor.main(["--modes", "syntax", "--renames", "1", "--params", "1", "--fill-stubs", "0",
+                          "--out", str(out)]) == 0
+    head = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert head["benchmark"] == "refactor"
+    assert head["syntax_recall"] == 1.0 and head["syntax_precision"] == 1.0
+    doc = json.loads(out.read_text())
+    assert doc["propagate"]["syntax"]["cases"] == 2 and doc["propagate"]["syntax"]["files_per_s"] > 0
