@@ -1,6 +1,8 @@
-"""The Zed extension (editors/zed): extension.toml agrees with the crate, the crate's source
-parses, the command it starts (`mercury-lsp serve` from PATH) serves completions with the
-README's initialization options, and the crate builds where cargo can reach crates.io."""
+"""Zed (editors/zed): extension.toml agrees with the crate, the crate's source parses, the
+command it starts (`mercury-lsp serve` from PATH) serves completions with the README's
+initialization options, the crate builds where cargo can reach crates.io, and the README's
+`edit_predictions` settings work against a live `mercury-lsp http` with the request bodies Zed
+builds for each prompt format."""
 
 from __future__ import annotations
 
@@ -13,8 +15,11 @@ import sys
 import tomllib
 from pathlib import Path
 
+import httpx
 import pytest
 
+from engine.loader import EMBEDDED_DIR
+from tests.support.http import LiveServer
 from tests.support.server import PROBE_TEXT, TINY_MODEL_DIR, probe_positions
 from tests.support.wire import Wire
 
@@ -116,3 +121,99 @@ def test_the_command_it_starts_serves_completions(tiny_model, tmp_path):
         assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
     finally:
         wire.close()
+
+
+# What Zed's open_ai_compatible_api provider sends, written out from its source (crates/
+# edit_prediction/src/fim.rs: format_fim_prompt and fim_stop_tokens, keyed by the settings' names
+# of EditPredictionPromptFormat), not from the server's own table.
+ZED_FORMATS = {
+    "code_llama": ("<PRE> {p} <SUF>{s} <MID>", ["<PRE>", "<SUF>", "<MID>"]),
+    "star_coder": ("<fim_prefix>{p}<fim_suffix>{s}<fim_middle>",
+                   ["<|endoftext|>", "<fim_prefix>", "<fim_middle>", "<fim_suffix>"]),
+    "deepseek_coder": ("<｜fim▁begin｜>{p}<｜fim▁hole｜>{s}<｜fim▁end｜>", ["<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"]),
+    "qwen": ("<|fim_prefix|>{p}<|fim_suffix|>{s}<|fim_middle|>",
+             ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"]),
+    "code_gemma": ("<|fim_prefix|>{p}<|fim_suffix|>{s}<|fim_middle|>",
+                   ["<|file_separator|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"]),
+    "codestral": ("[SUFFIX]{s}[PREFIX]{p}", ["[PREFIX]", "[SUFFIX]"]),
+    "glm": ("<|code_prefix|>{p}<|code_suffix|>{s}<|code_middle|>",
+            ["<|endoftext|>", "<|code_prefix|>", "<|code_suffix|>", "<|code_middle|>"]),
+}
+# clean_fim_completion: Zed cuts the answer at the first of these.
+ZED_END_TOKENS = ["<|endoftext|>", "<|file_separator|>", "<|fim_pad|>", "<|fim_prefix|>", "<|fim_middle|>",
+                  "<|fim_suffix|>", "<fim_prefix>", "<fim_middle>", "<fim_suffix>", "<PRE>", "<SUF>", "<MID>",
+                  "[PREFIX]", "[SUFFIX]"]
+
+
+def zed_body(settings: dict, prompt_format: str, prefix: str, suffix: str) -> dict:
+    """RawCompletionRequest as Zed serializes it: temperature and environment are None, so left out."""
+    template, stop = ZED_FORMATS[prompt_format]
+    return {"model": settings["model"], "prompt": template.replace("{p}", prefix).replace("{s}", suffix),
+            "max_tokens": settings["max_output_tokens"], "stop": stop}
+
+
+def zed_reads(answer: dict) -> str:
+    """What Zed takes from the answer: serde's RawCompletionResponse (these fields, these types),
+    the first choice's text, cut at the first FIM marker (clean_fim_completion)."""
+    assert isinstance(answer["id"], str) and isinstance(answer["object"], str) and isinstance(answer["model"], str)
+    assert isinstance(answer["created"], int) and answer["created"] >= 0
+    assert all(isinstance(answer["usage"][k], int) for k in ("prompt_tokens", "completion_tokens", "total_tokens"))
+    choice = answer["choices"][0]
+    assert isinstance(choice["text"], str) and (choice["finish_reason"] is None or isinstance(choice["finish_reason"], str))
+    text = choice["text"]
+    for token in ZED_END_TOKENS:
+        text = text.split(token, 1)[0]
+    return text
+
+
+def test_readme_edit_predictions_settings():
+    ep = _readme_json("edit_predictions")["edit_predictions"]
+    settings = ep["open_ai_compatible_api"]
+    assert ep["provider"] == "open_ai_compatible_api"
+    assert settings["prompt_format"] in ZED_FORMATS  # "infer" would not work: Zed knows no such model family
+    assert settings["model"] == EMBEDDED_DIR.name  # the id `mercury-lsp http` serves the embedded model under
+    assert settings["api_url"] == "http://127.0.0.1:8000/v1/completions"  # `mercury-lsp http`'s default address
+    # The main README gives the same settings.
+    main = (ROOT / "README.md").read_text()
+    for key in ("provider", "open_ai_compatible_api"):
+        assert f'"{key}"' in main
+    assert f'"model": "{settings["model"]}"' in main and f'"prompt_format": "{settings["prompt_format"]}"' in main
+
+
+def test_edit_predictions_against_the_http_server(tiny_model):
+    """Every prompt format gets the prediction a plain prompt + suffix request gets, read as Zed reads it."""
+    readme = _readme_json("edit_predictions")["edit_predictions"]["open_ai_compatible_api"]
+    srv = LiveServer(model=tiny_model).start().ready()
+    try:
+        with httpx.Client(base_url=srv.url, timeout=120) as http:
+            (served,) = [m["id"] for m in http.get("/v1/models").json()["data"]]
+            settings = {**readme, "model": served}  # the tests' tiny model instead of the embedded one
+            url = settings["api_url"].replace("http://127.0.0.1:8000", srv.url)
+            found = None
+            for line, col in probe_positions():
+                # Zed's editable region of a file this short is the whole file, split at the cursor.
+                lines = PROBE_TEXT.split("\n")
+                prefix = "\n".join(lines[:line] + [lines[line][:col]])
+                suffix = PROBE_TEXT[len(prefix):]
+                plain = http.post(url, json={"model": served, "prompt": prefix, "suffix": suffix,
+                                             "max_tokens": settings["max_output_tokens"]})
+                assert plain.status_code == 200, plain.text
+                if zed_reads(plain.json()).strip():
+                    found = (prefix, suffix, zed_reads(plain.json()))
+                    break
+            assert found, "no position got a suggestion"
+            prefix, suffix, expected = found
+            for fmt in ZED_FORMATS:
+                r = http.post(url, json=zed_body(settings, fmt, prefix, suffix),
+                              headers={"Content-Type": "application/json"})
+                assert r.status_code == 200, (fmt, r.text)
+                assert zed_reads(r.json()) == expected, fmt
+            # Older Zed releases sent "temperature": 0.2 as well: still an answer Zed can read.
+            r = http.post(url, json={**zed_body(settings, "star_coder", prefix, suffix), "temperature": 0.2})
+            assert r.status_code == 200 and isinstance(zed_reads(r.json()), str), r.text
+            # A model name that is not the served one is refused with OpenAI's error (Zed shows the body).
+            r = http.post(url, json=zed_body({**settings, "model": "other"}, "star_coder", prefix, suffix))
+            assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
+        assert srv.alive
+    finally:
+        srv.stop()
