@@ -1,6 +1,7 @@
 """Next-edit requests of one client connection (``NextEditService``): the query from the open
 documents and their edit history, one prediction at a time per document on the engine worker, a
-cache per document version, and the checks that refuse edits which cannot be applied as is.
+cache keyed by the versions of every document a prediction read, and the checks that refuse edits
+which cannot be applied as is.
 
 LSP-free except for the shapes it returns (``WorkspaceEdit``) and the JSON-RPC errors it raises
 (``StaleVersion``: ContentModified; InvalidParams); the handlers are in ``next_edit.handlers``.
@@ -29,7 +30,7 @@ from mercury_lsp.syntax import Grammars
 log = logging.getLogger(__name__)
 
 CONTENT_MODIFIED = -32801  # LSP ErrorCodes.ContentModified
-CACHE_DOCUMENTS = 32  # documents whose last result is kept (one entry each, newest version)
+CACHE_DOCUMENTS = 32  # documents whose last result is kept (one entry each, newest versions)
 
 
 class StaleVersion(JsonRpcException):
@@ -65,7 +66,8 @@ class NextEditService:
         self.grammars = grammars
         self.settings = settings
         self.encoding = encoding
-        self._cache: dict[str, tuple[int, NextEditOptions, NextEditResult]] = {}
+        # uri -> (the (uri, version) of every document the prediction read, options, result)
+        self._cache: dict[str, tuple[tuple, NextEditOptions, NextEditResult]] = {}
         self._slots: dict[str, CancelToken] = {}
 
     @property
@@ -85,17 +87,17 @@ class NextEditService:
             token.cancel()
 
     # ------------------------------------------------------------------ predict
+    def _read(self, doc: Document) -> list[Document]:
+        """The open documents a prediction for ``doc`` reads: ``doc`` and those of its language."""
+        limit = self.settings().syntax_max_bytes
+        return [d for d in self.docs
+                if d is doc or (d.grammar is not None and d.grammar == doc.grammar and len(d.text) <= limit)]
+
     def _query(self, doc: Document, cursor: int) -> NextEditQuery:
         store = self.docs
-        settings = self.settings()
         opts = self.options
-        states = []
-        for d in store:
-            if d.grammar is None or d.grammar != doc.grammar or len(d.text) > settings.syntax_max_bytes:
-                if d is not doc:
-                    continue
-            states.append(doc_state(d, store.history.recent(d.uri, opts.max_history_records),
-                                    opts.max_history_records))
+        states = [doc_state(d, store.history.recent(d.uri, opts.max_history_records), opts.max_history_records)
+                  for d in self._read(doc)]
         states.sort(key=lambda s: s.uri != doc.uri)
         return NextEditQuery(tuple(states), doc.uri, cursor, self.encoding(), opts)
 
@@ -113,8 +115,9 @@ class NextEditService:
         empty = NextEditResult(edits=[], version=__version__, position_encoding=enc.value)
         if not self.engine.ready or not settings.language_enabled(doc.language_id):
             return empty
+        read = tuple((d.uri, d.version) for d in self._read(doc))
         cached = self._cache.get(uri)
-        if cached is not None and cached[0] == doc.version and cached[1] == self.options:
+        if cached is not None and cached[0] == read and cached[1] == self.options:
             return cached[2]
         query = self._query(doc, cursor)
         old = self._slots.pop(uri, None)
@@ -151,10 +154,20 @@ class NextEditService:
         current = self.docs.get(uri)
         if current is not doc or doc.version != query.docs[0].version:
             return empty  # the document moved on: no stale edits
-        self._cache[uri] = (doc.version, query.options, result)
+        kept = [e for e in result.edits if self._current(e)]
+        if len(kept) < len(result.edits):  # another document moved on meanwhile: its edits are dropped
+            return msgspec.structs.replace(result, edits=kept)
+        self._cache[uri] = (read, query.options, result)
         while len(self._cache) > CACHE_DOCUMENTS:
             self._cache.pop(next(iter(self._cache)))
         return result
+
+    def _current(self, e: PredictedEdit) -> bool:
+        """An edit of a file on disk (no version), or of an open document still at its version."""
+        if e.document_version is None:
+            return True
+        doc = self.docs.get(e.uri)
+        return doc is not None and doc.version == e.document_version
 
     # ------------------------------------------------------------------ LSP shapes
     def workspace_edit(self, edits: list[PredictedEdit]) -> lsp.WorkspaceEdit:

@@ -173,3 +173,31 @@ async def test_next_edit_follows_the_next_edit_settings(server: RawClient):
     server.notify("workspace/didChangeConfiguration", {"settings": {"mercury": {}}})  # back to the defaults
     edits = (await server.request("mercury/nextEdit", params()))["edits"]
     assert len(edits) == 2 and all(e["source"] != "syntax" for e in edits)
+
+
+async def test_edits_of_other_documents_carry_their_current_version(server: RawClient):
+    """A prediction for one document reads every open one: the code action never carries another
+    document's edits at a version it has left (the cached answer included), so an editor that
+    checks versions (eglot) can apply it."""
+    area = "def area(width, height):\n    total = width * height\n    return total + width\n"
+    one, two = "file:///work/one.py", "file:///work/two.py"
+    rename = {"range": {"start": {"line": 0, "character": 9}, "end": {"line": 0, "character": 14}}, "text": "w"}
+    for uri in (two, one):  # both renamed at the def, two.py first
+        server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                               "text": area}})
+        server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [rename]})
+    at = {"start": {"line": 0, "character": 10}, "end": {"line": 0, "character": 10}}
+
+    async def versions() -> dict[str, int]:
+        (action,) = await server.request("textDocument/codeAction", {
+            "textDocument": {"uri": one}, "range": at, "context": {"diagnostics": []}})
+        return {c["textDocument"]["uri"]: c["textDocument"]["version"] for c in action["edit"]["documentChanges"]}
+
+    assert await versions() == {one: 2, two: 2}
+    # two.py moves on (its uses renamed by hand); one.py has not changed, so it asks again.
+    server.notify("textDocument/didChange", {"textDocument": {"uri": two, "version": 3},
+                                             "contentChanges": [{"text": area.replace("width", "w")}]})
+    assert await versions() == {one: 2}  # not two.py's edits at version 2: nothing is left to do there
+    for uri in (one, two):
+        server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
