@@ -16,6 +16,9 @@
 ;; `M-x mercury-apply-predicted-edits' applies them all at once through eglot's code action
 ;; "Apply predicted edits" (also offered by `eglot-code-actions').
 ;;
+;; Confident part: `M-x mercury-complete-confident' (C-c m c) inserts the suggestion at point up
+;; to the model's first low-confidence token (the server's per-token confidences).
+;;
 ;;   (add-to-list 'load-path "/path/to/mercury-lsp/editors/emacs")
 ;;   (require 'mercury)
 ;;   (setq mercury-server-command '("/path/to/mercury-lsp/.venv/bin/mercury-lsp" "serve"))
@@ -80,6 +83,44 @@ nil: the server's defaults."
   (cond ((null mercury-status) "")
         ((equal mercury-status "ready") " mercury")
         (t (format " mercury:%s" mercury-status))))
+
+;;; The confident part of a suggestion
+
+(defun mercury--insert-item (item)
+  "Insert inline-completion ITEM's confident part, else all of it.
+ITEM replaces its range (the cursor's line); the text after point in
+that range stays after point.  Returns the inserted text."
+  (let* ((region (eglot--range-region (plist-get item :range)))
+         (arg (car (append (plist-get (plist-get item :command) :arguments) nil)))
+         (text (or (and (listp arg) (plist-get arg :confidentText)) (plist-get item :insertText)))
+         (rest (- (cdr region) (max (point) (car region)))))
+    (goto-char (car region))
+    (delete-region (car region) (cdr region))
+    (insert text)
+    (backward-char (min rest (length text)))
+    text))
+
+(defun mercury-complete-confident ()
+  "Insert the suggestion at point up to the model's first low-confidence token.
+The server cuts it there (setting `minTokenConfidence', default 0.5);
+a suggestion with no such token is inserted whole."
+  (interactive)
+  (eglot--signal-textDocument/didChange)
+  (let* ((server (mercury--server))
+         (result (jsonrpc-request server :textDocument/inlineCompletion
+                                  (list :textDocument (eglot--TextDocumentIdentifier)
+                                        :position (eglot--pos-to-lsp-position)
+                                        :context (list :triggerKind 1))))
+         (item (car (append (plist-get result :items) nil))))
+    (if (null item)
+        (progn (when (called-interactively-p 'interactive) (message "mercury: no suggestion here")) nil)
+      (let* ((arg (car (append (plist-get (plist-get item :command) :arguments) nil)))
+             (partial (and (listp arg) (plist-get arg :confidentText) t))
+             (text (mercury--insert-item item)))
+        (jsonrpc-request server :workspace/executeCommand
+                         (list :command "mercury.accepted"
+                               :arguments (vector (list :partial (if partial t :json-false)))))
+        text))))
 
 ;;; Next edit
 
@@ -187,12 +228,15 @@ TAB jumps to the next one, then accepts it; C-g dismisses them."
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "C-c m n") #'mercury-next-edit)
     (define-key map (kbd "C-c m a") #'mercury-apply-predicted-edits)
+    (define-key map (kbd "C-c m c") #'mercury-complete-confident)
     map)
   "Keys of `mercury-mode'.")
 
 ;;;###autoload
 (define-minor-mode mercury-mode
-  "mercury-lsp keys (C-c m n: next edit; C-c m a: apply all predicted edits) and mode-line state."
+  "mercury-lsp keys and mode-line state.
+C-c m n: next edit; C-c m a: apply all predicted edits; C-c m c:
+insert the confident part of the suggestion at point."
   :lighter (:eval (mercury-mode-line)) :keymap mercury-mode-map)
 
 (provide 'mercury)

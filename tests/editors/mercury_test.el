@@ -58,6 +58,34 @@
     (mt-check "completion inserted" (not (equal (thing-at-point 'line t) before))
               (format "line still %S (candidate %S)" before (nth 2 found)))))
 
+;; The confident part: the server's confidentText replaces the line, the rest of the line kept
+;; after point (an item as the server writes it), then a real round trip inserts a suggestion.
+(with-temp-buffer
+  (insert "total = compute()\n")
+  (goto-char 17)                        ; between the parentheses
+  (mercury--insert-item '(:insertText "total = compute(values, k)"
+                          :range (:start (:line 0 :character 0) :end (:line 0 :character 17))
+                          :command (:command "mercury.accepted"
+                                    :arguments [(:confidentText "total = compute(values, )")])))
+  (mt-check "confident part inserted" (equal (buffer-string) "total = compute(values, )\n") (buffer-string))
+  (mt-check "point before the rest of the line" (looking-at-p ")\n") (format "%d" (point))))
+(let ((done nil) (before (plist-get (plist-get (jsonrpc-request (eglot-current-server) :mercury/stats nil)
+                                               :counters) :accepted)))
+  (goto-char (point-min))
+  (while (and (not done) (not (eobp)))
+    (end-of-line)
+    (let ((line (thing-at-point 'line t)))
+      (when (and (> (current-column) 0) (mercury-complete-confident))
+        (setq done (cons line (thing-at-point 'line t)))))
+    (forward-line 1))
+  (mt-check "confident round trip" (and done (not (equal (car done) (cdr done)))
+                                       (string-prefix-p (string-trim-right (car done)) (cdr done)))
+            (format "%S" done))
+  (mt-check "counted as accepted"
+            (equal (plist-get (plist-get (jsonrpc-request (eglot-current-server) :mercury/stats nil) :counters)
+                              :accepted)
+                   (1+ before))))
+
 ;; Next edit: rename the parameter at its definition; TAB jumps to each use, then accepts it.
 (find-file (getenv "MERCURY_AREA"))
 (python-mode)

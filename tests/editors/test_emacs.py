@@ -47,6 +47,7 @@ def test_emacs_eglot_completion_and_next_edit(tiny_model, tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]
     for check in ("ready", "silent start-up", "completion inserted", "two predicted edits", "jumps and accepts",
-                  "versioned per document", "only the renamed document",
+                  "versioned per document", "only the renamed document", "confident part inserted",
+                  "point before the rest of the line", "confident round trip", "counted as accepted",
                   "renamed", "renamed by the code action", "no errors"):
         assert f"PASS {check}\n" in r.stdout, out[-6000:]
