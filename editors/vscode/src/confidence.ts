@@ -11,3 +11,15 @@ export function confidentText(item: ItemLike | undefined): string | undefined {
   const arg = item.command.arguments?.[0] as { confidentText?: unknown } | undefined;
   return typeof arg?.confidentText === 'string' ? arg.confidentText : undefined;
 }
+
+/**
+ * Accepting the confident part in a document's text: the item's range (`start`..`end`, offsets)
+ * becomes `confident`, and the cursor (offset `cursor`, inside the range) ends up before the text
+ * that followed it in the range (the rest of the line, which the item keeps at its end).
+ */
+export function acceptConfidentText(text: string, start: number, end: number, cursor: number, confident: string):
+  { text: string; cursor: number } {
+  const rest = end - Math.min(Math.max(cursor, start), end);
+  return { text: text.slice(0, start) + confident + text.slice(end),
+    cursor: start + Math.max(0, confident.length - rest) };
+}

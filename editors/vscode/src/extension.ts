@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, State as ClientState, TransportKind }
   from 'vscode-languageclient/node';
 
-import { ACCEPTED_COMMAND, confidentText } from './confidence';
+import { ACCEPTED_COMMAND, acceptConfidentText, confidentText } from './confidence';
 import { NextEditModel, NextEditResult, PredictedEdit } from './nextEditModel';
 import { clientOptions, configurationItems, SECTION, serverSettings } from './settings';
 import { fromNotification, State, view } from './status';
@@ -133,15 +133,14 @@ async function acceptConfident(): Promise<void> {
     await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
     return;
   }
-  const insert = confident;
-  const range = item.range;
-  // The item keeps the text after the cursor: the cursor goes to the end of the accepted part.
-  const restLen = editor.document.getText(new vscode.Range(editor.selection.active, range.end)).length;
+  const doc = editor.document;
+  const start = doc.offsetAt(item.range.start);
+  const end = doc.offsetAt(item.range.end);
+  const after = acceptConfidentText(doc.getText(), start, end, doc.offsetAt(editor.selection.active), confident);
   await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
-  const start = editor.document.offsetAt(range.start);
-  if (!(await editor.edit((b) => b.replace(range, insert)))) return;
-  const end = editor.document.positionAt(start + insert.length - restLen);
-  editor.selection = new vscode.Selection(end, end);
+  if (!(await editor.edit((b) => b.replace(item.range!, confident)))) return;
+  const position = doc.positionAt(after.cursor);
+  editor.selection = new vscode.Selection(position, position);
   await client?.sendRequest('workspace/executeCommand', { command: ACCEPTED_COMMAND, arguments: [{ partial: true }] });
 }
 

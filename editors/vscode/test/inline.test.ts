@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ACCEPTED_COMMAND, confidentText } from '../src/confidence';
+import { ACCEPTED_COMMAND, acceptConfidentText, confidentText } from '../src/confidence';
 import { CAPABILITIES, startServer } from './server';
 
 // Many places to complete: with the tests' random weights most suggestions are undecodable bytes
@@ -42,6 +42,12 @@ test('inline completion round trip', async () => {
     assert.equal(item.command?.command, ACCEPTED_COMMAND);
     const confident = confidentText(item);
     assert.ok(confident === undefined || (confident.length < item.insertText.length && confident.startsWith(LINES[line])));
+    // The confident-part key at the end of the line (the whole item when every token is confident).
+    const lineStart = LINES.slice(0, line).join('\n').length + (line > 0 ? 1 : 0);
+    const lineEnd = lineStart + LINES[line].length;
+    const accepted = acceptConfidentText(TEXT, lineStart, lineEnd, lineEnd, confident ?? item.insertText);
+    assert.equal(accepted.text.split('\n')[line], confident ?? item.insertText);
+    assert.equal(accepted.cursor, lineStart + (confident ?? item.insertText).length);
     await conn.sendRequest('workspace/executeCommand', { command: ACCEPTED_COMMAND, arguments: item.command?.arguments });
     await conn.sendRequest('workspace/executeCommand', { command: ACCEPTED_COMMAND, arguments: [{ partial: true }] });
     const stats = await conn.sendRequest<{ counters: { accepted: number; acceptedConfident: number } }>('mercury/stats', {});

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { confidentText } from '../src/confidence';
+import { acceptConfidentText, confidentText } from '../src/confidence';
 import { configurationItems, serverSettings } from '../src/settings';
 import { CAPABILITIES, startServer } from './server';
 import { setUserSettings } from './vscode-stub';
@@ -53,4 +53,30 @@ test('confidentText reads the confident part of an item', () => {
   assert.equal(confidentText({ command: { command: 'mercury.accepted', arguments: [{}] } }), undefined);
   assert.equal(confidentText({ command: { command: 'other', arguments: [{ confidentText: 'x' }] } }), undefined);
   assert.equal(confidentText({}), undefined);
+});
+
+test('accepting the confident part: the range becomes it, the cursor stays before the rest of the line', () => {
+  const text = 'x = 1\ntotal = compute()\ny = 2\n';
+  const start = text.indexOf('total');
+  const end = text.indexOf('\ny = 2');
+  const cursor = text.indexOf(')'); // typed `compute(`, the `)` was auto-closed
+  const after = acceptConfidentText(text, start, end, cursor, 'total = compute(values, )');
+  assert.equal(after.text, 'x = 1\ntotal = compute(values, )\ny = 2\n');
+  assert.equal(after.text.slice(after.cursor), ')\ny = 2\n');
+  // The cursor at the end of the line: after the whole confident part.
+  const atEnd = acceptConfidentText(text, start, end, end, 'total = compute(v');
+  assert.equal(atEnd.text.slice(atEnd.cursor), '\ny = 2\n');
+});
+
+test('start-up with default settings: no message from the server', async () => {
+  setUserSettings({});
+  const server = await startServer({ capabilities: CAPABILITIES, initializationOptions: serverSettings() },
+    configurationItems);
+  try {
+    await server.ready;
+    await server.conn.sendRequest('mercury/stats', {}); // in-order server: earlier messages are out
+    assert.deepEqual(server.messages, []);
+  } finally {
+    await server.close();
+  }
 });
