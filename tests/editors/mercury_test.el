@@ -1,14 +1,16 @@
 ;;; mercury_test.el --- drives editors/emacs/mercury.el in batch Emacs (tests/editors/test_emacs.py)  -*- lexical-binding: t; -*-
 
 ;; Environment: MERCURY_SERVER_CMD (JSON array), MERCURY_DEMO (a Python file with many completion
-;; points), MERCURY_AREA (the rename example).  Prints "PASS <name>" per check; exits 1 on failure.
+;; points), MERCURY_AREA (the rename example); MERCURY_START_UP_ONLY: the default settings, and
+;; only the start-up checks.  Prints "PASS <name>" per check; exits 1 on failure.
 
 (require 'cl-lib)
 (require 'json)
 (require 'mercury)
 
 (setq mercury-server-command (json-parse-string (getenv "MERCURY_SERVER_CMD") :array-type 'list))
-(setq mercury-settings '(:syntaxGuard "off" :maxTokens 16))
+(unless (getenv "MERCURY_START_UP_ONLY")
+  (setq mercury-settings '(:syntaxGuard "off" :maxTokens 16)))  ; the tests' tiny model: short, unguarded
 (setq eglot-send-changes-idle-time 0)
 (mercury-eglot-setup)
 
@@ -37,6 +39,9 @@
 (mt-check "silent start-up"
           (not (string-match-p "Server reports\\|unknown notification\\|invalid settings\\|\\[eglot\\].*[Ee]rror"
                                (mt-messages))))
+(when (getenv "MERCURY_START_UP_ONLY")
+  (eglot-shutdown (eglot-current-server))
+  (kill-emacs 0))
 (mercury-mode 1)
 (mt-check "mode line" (equal (mercury-mode-line) " mercury"))
 

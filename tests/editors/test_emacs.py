@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(not _has_eglot(), reason="emacs with eglot is no
                                 "(./dev setup installs emacs-nox and elpa-eglot with apt-get when run as root)")
 
 
-def test_emacs_eglot_completion_and_next_edit(tiny_model, tmp_path):
+def _run_driver(tmp_path: Path, **extra: str) -> tuple[subprocess.CompletedProcess, str]:
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "demo.py").write_text(PROBE_TEXT)
@@ -41,10 +41,20 @@ def test_emacs_eglot_completion_and_next_edit(tiny_model, tmp_path):
     (proj / "area2.py").write_text(AREA)
     env = {**os.environ, "MERCURY_SERVER_CMD": json.dumps(serve_command()),
            "MERCURY_DEMO": str(proj / "demo.py"), "MERCURY_AREA": str(proj / "area.py"),
-           "MERCURY_AREA2": str(proj / "area2.py"), "HOME": str(tmp_path)}
+           "MERCURY_AREA2": str(proj / "area2.py"), "HOME": str(tmp_path), **extra}
     r = subprocess.run([EMACS, "--batch", "-L", str(ROOT / "editors" / "emacs"), "-l", str(DRIVER)],
                        cwd=proj, env=env, capture_output=True, text=True, timeout=300)
-    out = r.stdout + r.stderr
+    return r, r.stdout + r.stderr
+
+
+def test_emacs_start_up_with_default_settings_is_silent(tiny_model, tmp_path):
+    r, out = _run_driver(tmp_path, MERCURY_START_UP_ONLY="1")
+    assert r.returncode == 0, out[-6000:]
+    assert "PASS ready\n" in r.stdout and "PASS silent start-up\n" in r.stdout, out[-6000:]
+
+
+def test_emacs_eglot_completion_and_next_edit(tiny_model, tmp_path):
+    r, out = _run_driver(tmp_path)
     assert r.returncode == 0, out[-6000:]
     for check in ("ready", "silent start-up", "completion inserted", "two predicted edits", "jumps and accepts",
                   "versioned per document", "only the renamed document", "confident part inserted",
