@@ -77,7 +77,7 @@ def test_ghost_text_and_accept(tiny_model, tmp_path):
     with plugin_nvim(tmp_path, "demo.py", PROBE_TEXT, settings="{ syntaxGuard = 'off', maxTokens = 16 }") as nvim:
         found = nvim.exec_lua(FIND_POSITION, [list(p) for p in probe_positions()])
         assert found, "no position with a suggestion"
-        line, col, want = found
+        line, col, want, _ = found
         nvim.command(f"call cursor({line + 1}, {col})")
         nvim.input("A")
         shown = nvim.exec_lua(GHOST_TEXT)
@@ -102,7 +102,8 @@ for _, p in ipairs(positions) do
   local resp = client:request_sync('textDocument/inlineCompletion', params, 10000, bufnr)
   local items = resp and resp.result and resp.result.items
   if items and #items > 0 and #items[1].insertText > p[2] + 1 and not items[1].insertText:find('\\n') then
-    return { p[1], p[2], items[1].insertText }
+    local arg = items[1].command and items[1].command.arguments and items[1].command.arguments[1]
+    return { p[1], p[2], items[1].insertText, type(arg) == 'table' and arg.confidentText or vim.NIL }
   end
 end
 return nil
@@ -197,3 +198,25 @@ def test_accept_confident_part(tiny_model, tmp_path):
         line, col, accepted, partial = nvim.exec_lua(CONFIDENT_ITEM)
         assert line == "total = compute(values, )" and col == 24
         assert (accepted, partial) == (1, 1)
+
+
+@needs_nvim
+def test_confident_key_on_real_ghost_text(tiny_model, tmp_path):
+    """<M-l> on the server's ghost text inserts its confidentText (the whole item when the model
+    marked no token unsure), and the server counts the accept."""
+    with plugin_nvim(tmp_path, "demo.py", PROBE_TEXT, settings="{ syntaxGuard = 'off', maxTokens = 16 }") as nvim:
+        found = nvim.exec_lua(FIND_POSITION, [list(p) for p in probe_positions()])
+        assert found, "no position with a suggestion"
+        line, col, whole, confident = found
+        nvim.command(f"call cursor({line + 1}, {col})")
+        nvim.input("A")
+        assert nvim.exec_lua(GHOST_TEXT) is not None
+        nvim.input("<M-l>")
+        want = confident or whole
+        assert nvim.exec_lua("local want = ...; return vim.wait(5000, function() "
+                             "return vim.api.nvim_get_current_line() == want end, 10)", want), \
+            (nvim.current.line, want)
+        nvim.input("<Esc>")
+        stats = nvim.exec_lua("return require('mercury').client(0):request_sync('mercury/stats', {}, 10000, 0).result")
+        assert (stats["counters"]["accepted"], stats["counters"]["acceptedConfident"]) == (1, int(bool(confident)))
+        assert _messages(nvim) == ""
