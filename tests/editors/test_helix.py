@@ -122,3 +122,49 @@ def test_helix_wire_completion_fallback(tiny_model, tmp_path):
         assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
     finally:
         wire.close()
+
+
+def _apply_utf8(text: str, edits: list[dict]) -> str:
+    """Apply LSP TextEdits whose columns are UTF-8 bytes (the encoding Helix negotiated)."""
+    lines = text.encode().split(b"\n")
+
+    def offset(pos: dict) -> int:
+        return sum(len(x) + 1 for x in lines[:pos["line"]]) + pos["character"]
+
+    data = text.encode()
+    for e in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
+        data = data[:offset(e["range"]["start"])] + e["newText"].encode() + data[offset(e["range"]["end"]):]
+    return data.decode()
+
+
+def test_helix_next_edit_code_action(tiny_model, tmp_path):
+    """The README's next edit in Helix: after renaming a parameter, `space a` lists "Apply predicted
+    edits"; Helix applies its WorkspaceEdit (documentChanges, UTF-8 columns)."""
+    config = tomllib.loads(CONFIG.read_text())["language-server"]["mercury"]["config"]
+    wire = Wire(serve_command(), config)
+    source = "def label(width, height):\n    s = 'é→' * width\n    return s + str(height * width)\n"
+    renamed = source.replace("label(width", "label(w", 1)
+    try:
+        wire.request("initialize", helix_initialize(tmp_path, config))
+        wire.notify("initialized", {})
+        wire.notify("workspace/didChangeConfiguration", {"settings": config})
+        uri = (tmp_path / "label.py").as_uri()
+        wire.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0,
+                                                               "text": source}})
+        while not any(n.get("method") == "mercury/status" and n["params"]["state"] == "ready"
+                      for n in wire.notifications):
+            wire.answer(wire.read())
+        # Helix sends the whole change as a range edit with its next version.
+        wire.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 1}, "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 10}, "end": {"line": 0, "character": 15}}, "text": "w"}]})
+        cursor = {"line": 0, "character": 11}
+        actions = wire.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": {"start": cursor, "end": cursor},
+            "context": {"diagnostics": [], "triggerKind": 1}})
+        (action,) = [a for a in actions if a["title"].startswith("Apply predicted edits")]
+        (change,) = action["edit"]["documentChanges"]
+        assert change["textDocument"] == {"uri": uri, "version": 1}
+        assert _apply_utf8(renamed, change["edits"]) == source.replace("width", "w")
+        assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
+    finally:
+        wire.close()
