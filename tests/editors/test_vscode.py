@@ -83,3 +83,7 @@ def test_vsix_builds(node_modules):
     # Activation only for the configured languages (the default of mercury.languages).
     languages = manifest["contributes"]["configuration"]["properties"]["mercury.languages"]["default"]
     assert manifest["activationEvents"] == [f"onLanguage:{lang}" for lang in languages]
+    # The keys: the confident part while ghost text shows; next edit.
+    keys = {(k["command"], k["key"]) for k in manifest["contributes"]["keybindings"]}
+    assert {("mercury.acceptConfident", "alt+right"), ("mercury.nextEdit", "alt+n"), ("mercury.applyNextEdit", "tab"),
+            ("mercury.dismissNextEdit", "escape")} <= keys

@@ -26,6 +26,7 @@ from tests.support.wire import Wire
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 
 ZED = ROOT / "editors" / "zed"
+AREA = "def area(width, height):\n    total = width * height\n    return total + width\n"
 SOURCE = (ZED / "src" / "lib.rs").read_text()
 CARGO = shutil.which("cargo")
 RUSTFMT = shutil.which("rustfmt")
@@ -102,8 +103,10 @@ def test_the_command_it_starts_serves_completions(tiny_model, tmp_path):
     try:
         init = wire.request("initialize", {
             "processId": os.getpid(), "rootUri": tmp_path.as_uri(), "initializationOptions": options,
-            "capabilities": {"textDocument": {"completion": {"completionItem": {"snippetSupport": True}}},
-                             "workspace": {"configuration": True}}})
+            "capabilities": {"textDocument": {"completion": {"completionItem": {"snippetSupport": True}},
+                                              "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {
+                                                  "valueSet": ["", "quickfix", "refactor", "source"]}}}},
+                             "workspace": {"configuration": True, "workspaceEdit": {"documentChanges": True}}}})
         assert "completionProvider" in init["capabilities"]
         wire.notify("initialized", {})
         uri = (tmp_path / "demo.py").as_uri()
@@ -118,6 +121,19 @@ def test_the_command_it_starts_serves_completions(tiny_model, tmp_path):
             if result["items"]:
                 break
         assert result["items"] and result["items"][0]["detail"] == "mercury"
+        # Next edit in Zed: the "Apply predicted edits" code action after a renamed parameter.
+        area = (tmp_path / "area.py").as_uri()
+        wire.notify("textDocument/didOpen", {"textDocument": {"uri": area, "languageId": "python", "version": 0,
+                                                               "text": AREA}})
+        wire.notify("textDocument/didChange", {"textDocument": {"uri": area, "version": 1}, "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 9}, "end": {"line": 0, "character": 14}}, "text": "w"}]})
+        at = {"line": 0, "character": 10}
+        actions = wire.request("textDocument/codeAction", {"textDocument": {"uri": area}, "range": {"start": at, "end": at},
+                                                            "context": {"diagnostics": [], "triggerKind": 1}})
+        (action,) = [a for a in actions if a["title"].startswith("Apply predicted edits")]
+        (change,) = action["edit"]["documentChanges"]
+        assert change["textDocument"] == {"uri": area, "version": 1}
+        assert sorted((e["range"]["start"]["line"], e["newText"]) for e in change["edits"]) == [(1, "w"), (2, "w")]
         assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
     finally:
         wire.close()
