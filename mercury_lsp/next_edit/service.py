@@ -93,11 +93,11 @@ class NextEditService:
         return [d for d in self.docs
                 if d is doc or (d.grammar is not None and d.grammar == doc.grammar and len(d.text) <= limit)]
 
-    def _query(self, doc: Document, cursor: int) -> NextEditQuery:
+    def _query(self, doc: Document, cursor: int, read: list[Document]) -> NextEditQuery:
         store = self.docs
         opts = self.options
         states = [doc_state(d, store.history.recent(d.uri, opts.max_history_records), opts.max_history_records)
-                  for d in self._read(doc)]
+                  for d in read]
         states.sort(key=lambda s: s.uri != doc.uri)
         return NextEditQuery(tuple(states), doc.uri, cursor, self.encoding(), opts)
 
@@ -115,11 +115,12 @@ class NextEditService:
         empty = NextEditResult(edits=[], version=__version__, position_encoding=enc.value)
         if not self.engine.ready or not settings.language_enabled(doc.language_id):
             return empty
-        read = tuple((d.uri, d.version) for d in self._read(doc))
+        docs = self._read(doc)
+        read = tuple((d.uri, d.version) for d in docs)
         cached = self._cache.get(uri)
         if cached is not None and cached[0] == read and cached[1] == self.options:
             return cached[2]
-        query = self._query(doc, cursor)
+        query = self._query(doc, cursor, docs)
         old = self._slots.pop(uri, None)
         if old is not None:
             old.cancel()
