@@ -23,12 +23,15 @@ How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
   exactly. The schedule (block size, threshold, ...) comes from ``InfillOptions.schedule()``.
 
 Batching: ``FastDecoder.step(states)`` advances any set of requests by one step, grouping the
-full steps into one padded forward and the block steps into another (padded queries and
-padded cached context, hidden by key masks).
+block steps into one forward (padded queries and padded cached context, hidden by key masks)
+and the full steps into forwards of canvases of similar length (``full_step_groups``): a full
+step is compute-bound on a CPU, where padding a short canvas to a long one's length costs its
+full price, while on a GPU it is launch-bound and one padded forward is cheapest.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +47,13 @@ from engine.model import KV, Transformer
 from engine.options import WHOLE_SPAN, InfillOptions, Schedule
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken, InfillResult, StepEvent
+
+# Padded positions a full step's forward may carry, as a share of its real positions, before
+# the canvases are split into separate forwards. CPU: a forward over a ~200-token canvas is
+# compute-bound (benchmarks/batch_forward: 8 padded HumanEval canvases cost ~1.3x their
+# unpadded sum), so canvases of similar length share one forward and the rest run apart.
+# Elsewhere (CUDA) a forward of this size is launch-bound: one padded forward for all.
+FULL_STEP_PAD_SHARE = {"cpu": 0.15}
 
 
 @dataclass
@@ -98,6 +108,22 @@ class DecodeState:
         return max(0, lo), self.start + self.block_end - (1 if shift else 0)
 
 
+def full_step_groups(states: list[DecodeState], pad_share: float) -> list[list[DecodeState]]:
+    """``states`` (all needing a full step) split into forwards: by canvas length, a group
+    grows while its padding stays within ``pad_share`` of its real positions."""
+    groups: list[list[DecodeState]] = []
+    real = 0
+    for s in sorted(states, key=lambda s: int(s.ids.numel())):
+        n = int(s.ids.numel())
+        if groups and n * (len(groups[-1]) + 1) <= (1 + pad_share) * (real + n):
+            groups[-1].append(s)
+            real += n
+        else:
+            groups.append([s])
+            real = n
+    return groups
+
+
 class FastDecoder:
     def __init__(self, model: Transformer, tok: Tokenizer) -> None:
         self.model = model
@@ -105,6 +131,7 @@ class FastDecoder:
         self.shift = model.config.logits_shift
         self.device = next(model.parameters()).device
         self.stop_ids = torch.tensor(tok.stop_ids, device=self.device)
+        self.pad_share = FULL_STEP_PAD_SHARE.get(self.device.type, math.inf)
 
     # ------------------------------------------------------------------ requests
     def start(self, canvas: Canvas, opts: InfillOptions, cancel: CancelToken | None = None,
@@ -153,8 +180,8 @@ class FastDecoder:
             live.append(s)
         full = [s for s in live if s.needs_full()]
         cached = [s for s in live if not s.needs_full()]
-        if full:
-            self._full_step(full)
+        for group in full_step_groups(full, self.pad_share):
+            self._full_step(group)
         if cached:
             self._cached_step(cached)
 
