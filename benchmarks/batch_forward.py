@@ -69,8 +69,9 @@ def forward_curve(engine: Engine, rows: list[list[int]], batches: list[int], rep
         ctx = [(k[:, :, : length - BLOCK], v[:, :, : length - BLOCK]) for k, v in kv]  # [B, K, L-16, E]
         q, pos = ids[:, length - BLOCK:], torch.arange(length - BLOCK, length).expand(b, BLOCK)  # [B, 16]
         row = {"batch": b}
-        for kind, fn in (("full", lambda: model.forward_hidden(ids, return_kv=True)),
-                         ("block", lambda: model.forward_hidden(q, pos, ctx_kv=ctx))):
+        calls = {"full": lambda ids=ids: model.forward_hidden(ids, return_kv=True),
+                 "block": lambda q=q, pos=pos, ctx=ctx: model.forward_hidden(q, pos, ctx_kv=ctx)}
+        for kind, fn in calls.items():
             c, w = cpu_ms(fn, repeats)
             base.setdefault(kind, c)
             row[f"{kind}_ms"], row[f"{kind}_wall_ms"] = round(c, 2), round(w, 2)
