@@ -196,6 +196,7 @@ class FastDecoder:
         want_kv = any(s.opts.cache == "dual" for s in states)
         hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
                                                return_kv=want_kv)  # [B, L, D]
+        from_hidden: list[tuple[DecodeState, Tensor]] = []
         for i, s in enumerate(states):
             lo, hi = s.query_window(self.shift)
             s.forwards += 1
@@ -209,7 +210,8 @@ class FastDecoder:
                 logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
             else:
-                self._decide(s, hidden=self._align(s, hidden[i, lo:hi]))
+                from_hidden.append((s, self._align(s, hidden[i, lo:hi])))
+        self._decide_all(from_hidden)
 
     def _cached_step(self, states: list[DecodeState]) -> None:
         windows = [s.query_window(self.shift) for s in states]
@@ -237,10 +239,11 @@ class FastDecoder:
         uniform = bool(q_mask.all()) and bool(c_mask.all())
         hidden, _ = self.model.forward_hidden(q_ids, q_pos, key_mask=None if uniform else q_mask,
                                               ctx_kv=ctx, ctx_key_mask=None if uniform else c_mask)
-        for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True)):
+        for s in states:
             s.forwards += 1
             s.steps_since_full += 1
-            self._decide(s, hidden=self._align(s, hidden[i, : hi - lo]))
+        self._decide_all([(s, self._align(s, hidden[i, : hi - lo]))
+                          for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True))])
 
     def _align(self, s: DecodeState, rows: Tensor) -> Tensor:
         """Rows (hidden states or logits) of the query window [W, *] -> rows of the block."""
@@ -276,14 +279,33 @@ class FastDecoder:
                             opts.allow_stop, s.generator)
 
     # ------------------------------------------------------------------ decisions
-    def _decide(self, s: DecodeState, logits: Tensor | None = None, hidden: Tensor | None = None) -> None:
-        """Commit this step's tokens from block-aligned ``logits`` [block, V] or ``hidden`` [block, D]."""
+    def _decide_all(self, pairs: list[tuple[DecodeState, Tensor]]) -> None:
+        """Commit a step for each ``(state, block-aligned hidden rows [block, D])``.
+
+        Off CUDA the LM head of every state's undecided rows runs as one GEMM: at a block's few
+        rows it is bound by reading the [V, D] weights (benchmarks/batch_forward), which one
+        GEMM reads once for the whole batch. On CUDA each state keeps the fused kernel.
+        """
+        if len(pairs) < 2 or pairs[0][1].is_cuda:
+            for s, rows in pairs:
+                self._decide(s, hidden=rows)
+            return
+        pending = [(~s.decided[s.block_start:s.block_end]).nonzero().flatten() for s, _ in pairs]
+        logits = self.model.lm_head(torch.cat([rows[p] for (_, rows), p in zip(pairs, pending, strict=True)]))
+        for (s, _), part in zip(pairs, logits.split([p.numel() for p in pending]), strict=True):
+            self._decide(s, pending=part)
+
+    def _decide(self, s: DecodeState, logits: Tensor | None = None, hidden: Tensor | None = None,
+                pending: Tensor | None = None) -> None:
+        """Commit this step's tokens from block-aligned ``logits`` [block, V] or ``hidden``
+        [block, D], or from ``pending``: the logits [N, V] of the block's undecided rows."""
         sched = s.schedule
         b0, b1 = s.block_start, s.block_end
         undecided = (~s.decided[b0:b1]).nonzero().flatten()  # block-relative [N]
         offsets = undecided + b0  # span offsets [N] (= rows: one span)
-        token, raw = self._scores(s, offsets, None if logits is None else logits[undecided],
-                                  None if hidden is None else hidden[undecided])  # [N], [N]
+        if pending is None and logits is not None:
+            pending = logits[undecided]
+        token, raw = self._scores(s, offsets, pending, None if hidden is None else hidden[undecided])  # [N], [N]
         if sched.threshold is not None:
             k, end_now = sched.min_per_step, False
         else:  # a fixed count: the block spread over steps_per_block steps (at most one per position)
