@@ -133,7 +133,8 @@ def median_rows(repeats: list[list[dict]]) -> list[dict]:
         for r in rows:
             for k, n in r["errors"].items():
                 errors[k] = errors.get(k, 0) + n
-        med = {"clients": rows[0]["clients"], "repeats": len(rows), "errors": errors}
+        med = {"clients": rows[0]["clients"], "repeats": len(rows), "errors": errors,
+               "requests": sum(r["requests"] for r in rows)}
         for key in ("p50_ms", "p95_ms", "tokens_per_s", "requests_per_s", "tokens_per_cpu_s"):
             vals = [r[key] for r in rows if r[key] is not None]
             med[key] = round(statistics.median(vals), 1) if vals else None
