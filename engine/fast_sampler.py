@@ -23,12 +23,15 @@ How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
   exactly. The schedule (block size, threshold, ...) comes from ``InfillOptions.schedule()``.
 
 Batching: ``FastDecoder.step(states)`` advances any set of requests by one step, grouping the
-full steps into one padded forward and the block steps into another (padded queries and
-padded cached context, hidden by key masks).
+block steps into one forward (padded queries and padded cached context, hidden by key masks)
+and the full steps into forwards of canvases of similar length (``full_step_groups``): a full
+step is compute-bound on a CPU, where padding a short canvas to a long one's length costs its
+full price, while on a GPU it is launch-bound and one padded forward is cheapest.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +47,13 @@ from engine.model import KV, Transformer
 from engine.options import WHOLE_SPAN, InfillOptions, Schedule
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken, InfillResult, StepEvent
+
+# Padded positions a full step's forward may carry, as a share of its real positions, before
+# the canvases are split into separate forwards. CPU: a forward over a ~200-token canvas is
+# compute-bound (benchmarks/batch_forward: 8 padded HumanEval canvases cost ~1.3x their
+# unpadded sum), so canvases of similar length share one forward and the rest run apart.
+# Elsewhere (CUDA) a forward of this size is launch-bound: one padded forward for all.
+FULL_STEP_PAD_SHARE = {"cpu": 0.15}
 
 
 @dataclass
@@ -98,6 +108,22 @@ class DecodeState:
         return max(0, lo), self.start + self.block_end - (1 if shift else 0)
 
 
+def full_step_groups(states: list[DecodeState], pad_share: float) -> list[list[DecodeState]]:
+    """``states`` (all needing a full step) split into forwards: by canvas length, a group
+    grows while its padding stays within ``pad_share`` of its real positions."""
+    groups: list[list[DecodeState]] = []
+    real = 0
+    for s in sorted(states, key=lambda s: int(s.ids.numel())):
+        n = int(s.ids.numel())
+        if groups and n * (len(groups[-1]) + 1) <= (1 + pad_share) * (real + n):
+            groups[-1].append(s)
+            real += n
+        else:
+            groups.append([s])
+            real = n
+    return groups
+
+
 class FastDecoder:
     def __init__(self, model: Transformer, tok: Tokenizer) -> None:
         self.model = model
@@ -105,6 +131,7 @@ class FastDecoder:
         self.shift = model.config.logits_shift
         self.device = next(model.parameters()).device
         self.stop_ids = torch.tensor(tok.stop_ids, device=self.device)
+        self.pad_share = FULL_STEP_PAD_SHARE.get(self.device.type, math.inf)
 
     # ------------------------------------------------------------------ requests
     def start(self, canvas: Canvas, opts: InfillOptions, cancel: CancelToken | None = None,
@@ -153,8 +180,8 @@ class FastDecoder:
             live.append(s)
         full = [s for s in live if s.needs_full()]
         cached = [s for s in live if not s.needs_full()]
-        if full:
-            self._full_step(full)
+        for group in full_step_groups(full, self.pad_share):
+            self._full_step(group)
         if cached:
             self._cached_step(cached)
 
@@ -169,6 +196,7 @@ class FastDecoder:
         want_kv = any(s.opts.cache == "dual" for s in states)
         hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
                                                return_kv=want_kv)  # [B, L, D]
+        from_hidden: list[tuple[DecodeState, Tensor]] = []
         for i, s in enumerate(states):
             lo, hi = s.query_window(self.shift)
             s.forwards += 1
@@ -182,7 +210,8 @@ class FastDecoder:
                 logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
             else:
-                self._decide(s, hidden=self._align(s, hidden[i, lo:hi]))
+                from_hidden.append((s, self._align(s, hidden[i, lo:hi])))
+        self._decide_all(from_hidden)
 
     def _cached_step(self, states: list[DecodeState]) -> None:
         windows = [s.query_window(self.shift) for s in states]
@@ -210,10 +239,11 @@ class FastDecoder:
         uniform = bool(q_mask.all()) and bool(c_mask.all())
         hidden, _ = self.model.forward_hidden(q_ids, q_pos, key_mask=None if uniform else q_mask,
                                               ctx_kv=ctx, ctx_key_mask=None if uniform else c_mask)
-        for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True)):
+        for s in states:
             s.forwards += 1
             s.steps_since_full += 1
-            self._decide(s, hidden=self._align(s, hidden[i, : hi - lo]))
+        self._decide_all([(s, self._align(s, hidden[i, : hi - lo]))
+                          for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True))])
 
     def _align(self, s: DecodeState, rows: Tensor) -> Tensor:
         """Rows (hidden states or logits) of the query window [W, *] -> rows of the block."""
@@ -249,14 +279,33 @@ class FastDecoder:
                             opts.allow_stop, s.generator)
 
     # ------------------------------------------------------------------ decisions
-    def _decide(self, s: DecodeState, logits: Tensor | None = None, hidden: Tensor | None = None) -> None:
-        """Commit this step's tokens from block-aligned ``logits`` [block, V] or ``hidden`` [block, D]."""
+    def _decide_all(self, pairs: list[tuple[DecodeState, Tensor]]) -> None:
+        """Commit a step for each ``(state, block-aligned hidden rows [block, D])``.
+
+        Off CUDA the LM head of every state's undecided rows runs as one GEMM: at a block's few
+        rows it is bound by reading the [V, D] weights (benchmarks/batch_forward), which one
+        GEMM reads once for the whole batch. On CUDA each state keeps the fused kernel.
+        """
+        if len(pairs) < 2 or pairs[0][1].is_cuda:
+            for s, rows in pairs:
+                self._decide(s, hidden=rows)
+            return
+        pending = [(~s.decided[s.block_start:s.block_end]).nonzero().flatten() for s, _ in pairs]
+        logits = self.model.lm_head(torch.cat([rows[p] for (_, rows), p in zip(pairs, pending, strict=True)]))
+        for (s, _), part in zip(pairs, logits.split([p.numel() for p in pending]), strict=True):
+            self._decide(s, pending=part)
+
+    def _decide(self, s: DecodeState, logits: Tensor | None = None, hidden: Tensor | None = None,
+                pending: Tensor | None = None) -> None:
+        """Commit this step's tokens from block-aligned ``logits`` [block, V] or ``hidden``
+        [block, D], or from ``pending``: the logits [N, V] of the block's undecided rows."""
         sched = s.schedule
         b0, b1 = s.block_start, s.block_end
         undecided = (~s.decided[b0:b1]).nonzero().flatten()  # block-relative [N]
         offsets = undecided + b0  # span offsets [N] (= rows: one span)
-        token, raw = self._scores(s, offsets, None if logits is None else logits[undecided],
-                                  None if hidden is None else hidden[undecided])  # [N], [N]
+        if pending is None and logits is not None:
+            pending = logits[undecided]
+        token, raw = self._scores(s, offsets, pending, None if hidden is None else hidden[undecided])  # [N], [N]
         if sched.threshold is not None:
             k, end_now = sched.min_per_step, False
         else:  # a fixed count: the block spread over steps_per_block steps (at most one per position)

@@ -76,6 +76,10 @@ class EngineSession:
     def count_tokens(self, text: str) -> int:
         return self._engine.count_tokens(text)
 
+    def close(self) -> None:
+        """End the engine's scheduler thread (it holds the model): the model can then be freed."""
+        self._engine.close()
+
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
         fields = {"preset": spec.preset, "temperature": spec.temperature, "seed": spec.seed,
                   "single_line": spec.single_line}
@@ -178,6 +182,7 @@ class EngineClient:
         if self._spec == spec:  # a newer load request wins
             replaced, self._session, self.state = self._session, session, "ready"
             if replaced is not None:  # a reload: the old model's memory goes back to the system
+                self._worker.submit(replaced.close, None)
                 del replaced
                 release_free_memory(collect=True)
         return session.info
@@ -199,7 +204,15 @@ class EngineClient:
             raise
 
     def close(self) -> None:
+        """Stop the worker after the jobs already queued; the loaded engine is closed last."""
+        session = self._session
+        if session is not None:
+            self._worker.submit(session.close, None)
         self._worker.stop()
+
+    async def aclose(self) -> None:
+        """``close`` from the event loop (a remote client also closes its connections)."""
+        self.close()
 
 
 def load_session(spec: LoadSpec, loader: Callable[..., Engine] | None = None) -> EngineSession:

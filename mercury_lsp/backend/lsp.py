@@ -75,6 +75,9 @@ class RemoteSession:
             self._client.answered()
             return result
 
+    def close(self) -> None:
+        """Nothing local to free (the client closes its connections)."""
+
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
         token = cancel or CancelToken()
         return self._wait(self._client.remote.infill(spec, token), cancel)
@@ -108,6 +111,10 @@ class RemoteEngineClient(EngineClient):
         self._session = RemoteSession(self, info, self._loop)  # type: ignore[assignment]
         self.state = "ready"
         return info
+
+    async def aclose(self) -> None:
+        self.close()
+        await self.remote.close()
 
     # ------------------------------------------------------------------ outage reports
     def watch(self, server: Any) -> None:

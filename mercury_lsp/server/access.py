@@ -4,7 +4,7 @@
   ``initializationOptions.token`` and is compared in constant time. A wrong or missing token
   ends the connection after one error.
 * On a shared (TCP) daemon the engine-wide settings (model, device, dtype, threads, the context
-  size) and the logging switches come only from the daemon's command line: a client's values
+  size, the backend) and the logging switches come only from the daemon's command line: a client's values
   for them are ignored (and it is told once), so one client cannot reload the model, break it,
   or turn on user-code logging for the others. Per-connection settings (preset, maxTokens, ...)
   stay the client's own.
@@ -28,7 +28,7 @@ log = logging.getLogger("mercury_lsp")
 
 MIN_TOKEN_CHARS = 16  # shorter secrets are guessable over a network
 TOKEN_OPTION = "token"
-DAEMON_FIELDS = ("model", "device", "dtype", "threads", "log_level", "debug_log_user_code")
+DAEMON_FIELDS = ("model", "device", "dtype", "threads", "backend", "log_level", "debug_log_user_code")
 
 
 class AccessError(ValueError):

@@ -21,7 +21,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from mercury_lsp import __version__
-from mercury_lsp.backend.lsp import watch_backend
+from mercury_lsp.backend.lsp import engine_client_for, watch_backend
 from mercury_lsp.completion import CompletionService
 from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentStore, PositionEncoding
@@ -103,12 +103,27 @@ class MercuryServer(LanguageServer):
         self.docs.syntax_max_bytes = settings.syntax_max_bytes
         set_log_level(settings)
         model_changed = old.model_key != settings.model_key
-        if old.backend != settings.backend:
-            self.warn("mercury-lsp: the backend setting takes effect when the server starts "
-                      "(serve --settings '{\"backend\": ...}')")
-        self.completions.settings_changed(settings, model_changed or old.preset != settings.preset)
-        if model_changed and self.engine.spec is not None:
+        backend_changed = old.backend != settings.backend
+        self.completions.settings_changed(settings, model_changed or backend_changed or old.preset != settings.preset)
+        if backend_changed:
+            self.switch_backend(settings)
+        elif model_changed and self.engine.spec is not None:
             self.spawn(self.load_model())
+
+    def switch_backend(self, settings: Settings) -> None:
+        """A new ``backend`` setting (remote <-> local, or another server): a new engine client
+        replaces the old one. The old one's outstanding work is cancelled (its requests answer
+        empty, as superseded ones do) and it is closed once that work has ended (a local model
+        is released); the new one loads now, or at ``initialized`` when nothing has loaded yet."""
+        old = self.engine
+        self.completions.cancel_all()
+        self.next_edits.cancel_all()
+        new = engine_client_for(settings)
+        self.engine = self.completions.engine = self.next_edits.engine = new
+        watch_backend(new, self)
+        if old.spec is not None:  # the old one was loaded (or loading): so is the new one
+            self.spawn(self.load_model())
+        self.spawn(old.aclose())
 
     def close(self) -> None:
         """The connection ended: cancel its outstanding work."""

@@ -117,9 +117,26 @@ def test_http_load_runs_both_modes(tiny, tmp_path, capsys):
 
     out = tmp_path / "load.json"
     assert http_load.main(["--model", str(tiny), "--clients", "1,2", "--requests", "3", "--max-tokens", "4",
-                           "--threads", "1", "--out", str(out)]) == 0
+                           "--threads", "1", "--repeats", "2", "--out", str(out)]) == 0
     head = _last_json(capsys.readouterr().out)
     assert set(head["levels"]) == {"on@1", "on@2", "off@1", "off@2"}
     report = json.loads(out.read_text())
     assert [m["batch"] for m in report["modes"]] == [16, 1]
-    assert all(r["requests"] >= 3 and not r["errors"] for m in report["modes"] for r in m["levels"])
+    assert all(r["requests"] >= 6 and not r["errors"] for m in report["modes"] for r in m["levels"])
+    assert all(len(m["runs"]) == 2 and r["tokens_per_cpu_s"] for m in report["modes"] for r in m["levels"])
+
+
+def test_batch_forward_measures_both_curves(tiny, tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import batch_forward
+
+    out = tmp_path / "bf.json"
+    assert batch_forward.main(["--model", str(tiny), "--batches", "1,2", "--decode-batches", "1,2",
+                               "--requests", "2", "--repeats", "1", "--quantize", "none",
+                               "--out", str(out)]) == 0
+    head = _last_json(capsys.readouterr().out)
+    assert head["none_decode_ceiling_at_1"] == 1.0 and head["none_decode_ceiling_at_2"] > 0
+    (mode,) = json.loads(out.read_text())["modes"]
+    assert [r["batch"] for r in mode["forward"]] == [1, 2] and mode["forward"][1]["block_ms"] > 0
+    assert mode["decode"][1]["differ_from_alone"] == 0  # float32: batching changes no result

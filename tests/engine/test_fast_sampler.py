@@ -286,3 +286,22 @@ def test_single_line_stops_decoding_at_the_line_break(engine):
     finally:
         engine.model.lm_head = head
     assert shorter, "no case ended early: the test model no longer writes line breaks"
+
+
+def test_full_steps_group_canvases_of_similar_length(engine):
+    """On a CPU, full steps share a forward only with canvases of similar length (padding is
+    paid in full there); a decode split this way gives each request the same result as alone."""
+    from types import SimpleNamespace
+
+    from engine.fast_sampler import FULL_STEP_PAD_SHARE, full_step_groups
+
+    states = [SimpleNamespace(ids=torch.zeros(n)) for n in (210, 100, 400, 105, 200)]
+    groups = full_step_groups(states, 0.15)
+    assert [[int(s.ids.numel()) for s in g] for g in groups] == [[100, 105], [200, 210], [400]]
+    assert len(full_step_groups(states, math.inf)) == 1  # launch-bound devices: one padded forward
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    assert dec.pad_share == FULL_STEP_PAD_SHARE["cpu"]
+    canvases = [build_canvas(engine.tokenizer, p, s, 12, engine.context_tokens) for p, s in CASES]
+    alone = [dec.run([dec.start(c, InfillOptions())])[0].token_ids for c in canvases]
+    together = [r.token_ids for r in dec.run([dec.start(c, InfillOptions()) for c in canvases])]
+    assert together == alone

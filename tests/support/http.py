@@ -1,79 +1,25 @@
-"""Shared helpers of the HTTP tests: a live ``mercury-lsp http`` in another process, and a
-recording backend for tests of the HTTP layer alone."""
+"""Shared helpers of the HTTP tests: a live ``mercury-lsp http`` in another process (started by
+the benchmarks' launcher), and a recording backend for tests of the HTTP layer alone."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import queue
-import socket
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
+from benchmarks.http_server import MERCURY, HttpProcess, free_port
 from mercury_lsp.backend.base import BackendStatus, NotReady
 from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult
 
-MERCURY = str(Path(sys.executable).parent / "mercury-lsp")
-START_TIMEOUT_S = 120
+__all__ = ["MERCURY", "LiveServer", "RecordingBackend", "free_port"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LiveServer:
-    """``mercury-lsp http`` in a subprocess; ``url`` once it listens, ``ready()`` once the model is
-    loaded (both read from its stderr lines, no polling)."""
+class LiveServer(HttpProcess):
+    """``mercury-lsp http`` in a subprocess (benchmarks/http_server.py, the one launcher) with the
+    tests' model settings; ``start()`` once it listens, ``ready()`` once the model is loaded."""
 
     def __init__(self, *args: str, model: Path | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
-        cmd = [MERCURY, "http", "--host", host, "--port", str(port), *args]
-        if model is not None:
-            cmd += ["--model", str(model), "--dtype", "float32", "--threads", "1"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.log: list[str] = []
-        threading.Thread(target=self._drain, daemon=True).start()
-        self.url = ""
-
-    def _drain(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line)
-            self.lines.put(line)
-        self.lines.put("")  # EOF
-
-    def wait_for(self, marker: str) -> str:
-        while True:
-            line = self.lines.get(timeout=START_TIMEOUT_S)
-            if line == "":
-                raise AssertionError("mercury-lsp http exited:\n" + "".join(self.log))
-            if marker in line:
-                return line
-
-    def start(self) -> LiveServer:
-        line = self.wait_for("listening on ")
-        self.url = line.split("listening on ", 1)[1].strip()
-        return self
-
-    def ready(self) -> LiveServer:
-        self.wait_for(" ready")
-        return self
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        extra = ["--model", str(model), "--dtype", "float32", "--threads", "1"] if model is not None else []
+        super().__init__([*args, *extra], host=host, port=port, wait=False)
 
 
 class RecordingBackend:
