@@ -72,7 +72,7 @@ def test_parameter_rename_is_scope_aware():
     # keyword name, the attribute and the module-level `width` untouched; the f-string use renamed
     assert got == SRC.replace("def area(width,", "def area(w,").replace("total = width *", "total = w *") \
         .replace("f(width=width)", "f(width=w)").replace('f"{width}"', 'f"{w}"').replace("total + width", "total + w")
-    assert all(p.kind == "rename" and p.source == "syntax" and p.confidence == 0.0 for p in out.predictions)
+    assert all(p.kind == "rename" and p.source == "syntax" and p.confidence == 0.8 for p in out.predictions)
 
 
 def test_local_rename_from_a_use_and_from_its_definition():
@@ -160,17 +160,36 @@ def tiny(tmp_path_factory):
     return Engine.load(make_tiny_checkpoint(tmp_path_factory.mktemp("tiny-ne")), device="cpu", dtype="float32")
 
 
-def test_model_refills_and_scores_every_location_deterministically(tiny):
+SIG = "def area(w, h):\n    return w * h\n\n\nx = area(1, 2)\ny = area(3, 4)\n"
+
+
+def test_the_model_fills_only_the_holes_the_syntax_leaves():
     after = SRC.replace("def area(width,", "def area(w,", 1)
-    a, q = run(after, SRC, model=EngineEdits(tiny))
-    b, _ = run(after, SRC, model=EngineEdits(tiny))
-    assert len(a.predictions) == 4 and [p.confidence for p in a.predictions] == [p.confidence for p in b.predictions]
-    for p in a.predictions:  # a random model's refill is never 'w': the user's name, scored
-        assert p.new_text == "w" and p.source in ("model", "scored") and 0.0 < p.confidence <= 1.0
-    assert [p.confidence for p in a.predictions] == sorted((p.confidence for p in a.predictions), reverse=True)
+    model = ScriptedModel("x", "1, 2, 3", 0.9)
+    out, _ = run(after, SRC, model=model)
+    assert model.calls == [] and len(out.predictions) == 4  # a rename the syntax determines: no model
+    assert all(p.source == "syntax" and p.confidence == 0.8 for p in out.predictions)
+    # a new parameter no call shows yet: the calls are holes, refilled by the model (nearest first)
+    after = SIG.replace("def area(w, h)", "def area(w, h, d)")
+    out, _ = run(after, SIG, model=model)
+    assert model.calls == ["refill"]
+    assert [(p.old_text, p.new_text, p.source) for p in out.predictions] == [
+        ("1, 2", "1, 2, 3", "model"), ("3, 4", "1, 2, 3", "model")]
+    # model work past its time box is left out; the request still answers
+    out, _ = run(after, SIG, model=model, options=NextEditOptions(model_budget_ms=0))
+    assert out.predictions == []
+
+
+def test_tiny_model_refills_holes_deterministically(tiny):
+    after = SIG.replace("def area(w, h)", "def area(w, h, d)")
+    opts = NextEditOptions(model_budget_ms=600_000)
+    a, q = run(after, SIG, model=EngineEdits(tiny), options=opts)
+    b, _ = run(after, SIG, model=EngineEdits(tiny), options=opts)
+    assert [(p.new_text, p.confidence) for p in a.predictions] == [(p.new_text, p.confidence) for p in b.predictions]
+    assert all(p.kind == "signature" and p.source == "model" for p in a.predictions)
     result = to_result(a, q, "tiny")
     assert msgspec.json.decode(msgspec.json.encode(result), type=NextEditResult) == result
-    assert result.edits[0].document_version == 7 and result.position_encoding == "utf-16"
+    assert all(e.document_version == 7 for e in result.edits) and result.position_encoding == "utf-16"
 
 
 def test_cancelled_request_stops(tiny):
