@@ -11,7 +11,8 @@ import time
 
 from mercury_lsp import __version__
 from mercury_lsp.engine_client import CancelToken, EngineCancelled
-from mercury_lsp.next_edit.locate import drop_candidates, find_candidates
+from mercury_lsp.next_edit.candidates import find_candidates
+from mercury_lsp.next_edit.locate import drop_candidates
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
 from mercury_lsp.next_edit.repeat import repeated_edits

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import CONTEXT_TOKENS, TOKEN, Rule, generalise, line_bounds, rules_from_edit
-from mercury_lsp.next_edit.text import diff_region
+from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
@@ -169,7 +169,7 @@ def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bo
     if old == "_" or not fresh_name(new, home, scope_of(parsed, rule.edit_span[0])):
         return False
     lo, hi = line_bounds(home.text, *rule.edit_span)
-    return not word_in(old, home.text[lo:hi])
+    return not word_in(old, home.text[lo:hi]) and not IMPORT_LINE.match(home.text, lo)
 
 
 def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
@@ -196,7 +196,7 @@ def distinctive(name: str) -> bool:
     return len(name) >= DISTINCTIVE_CHARS and ("_" in name.strip("_") or any(c.isupper() for c in name[1:]))
 
 
-def _binding(parsed: ParsedDoc | None, text: str, offset: int) -> str:
+def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
     """How the renamed identifier at ``offset`` is bound: "definition" (a function, type, ... name:
     renamed wherever it is used), "local" (a parameter or a declared local: its function only),
     or "use"."""
@@ -219,7 +219,7 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     old, new = rule.deleted[0], rule.inserted.strip()
     home_parsed = next(p for d, p in docs if d is home)
     at = rule.edit_span[0] + (len(rule.inserted) - len(rule.inserted.lstrip()))
-    binding = _binding(home_parsed, home.text, at)
+    binding = binding_kind(home_parsed, home.text, at)
     scope = None if binding == "definition" else scope_of(home_parsed, at)
     member = home.text[:at].rstrip().endswith(".")  # an attribute follows attributes only
     before = r"(?<![\w$])" if binding == "definition" else r"(?<=\.)\s*" if member else r"(?<![\w$.])"

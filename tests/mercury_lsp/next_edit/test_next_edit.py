@@ -272,3 +272,31 @@ def test_cli_next_edit_and_errors(tmp_path, tiny, capsys):
         assert cli.main(["next-edit", *argv, *model]) == 2
         err = capsys.readouterr().err
         assert "error:" in err and message in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------- renames over the history
+def test_renames_read_line_by_line_over_several_hunks_and_a_swap():
+    src = ("def med(it, n):\n    history = deque()\n    window = []\n    for x in it:\n"
+           "        history.append(x)\n        insort(window, x)\n        i = bisect(window, history.popleft())\n"
+           "        del window[i]\n    return window[n // 2]\n")
+    after = src.replace("    history = deque()\n    window = []", "    window = deque()\n    ordered = []") \
+        .replace("history.append(x)\n        insort(window, x)", "window.append(x)\n        insort(ordered, x)")
+    out, _ = run(after, src)
+    # every remaining old name follows its map, at once; the lines the user wrote stay as written
+    assert renamed(after, out.predictions) == after.replace("bisect(window, history.popleft())",
+                                                            "bisect(ordered, window.popleft())") \
+        .replace("del window[i]", "del ordered[i]").replace("return window[", "return ordered[")
+
+
+def test_a_rename_back_to_a_used_name_at_its_binding_follows_but_a_switch_at_a_use_does_not():
+    src = "def area(width, h):\n    return width * h\n"
+    shortened = src.replace("area(width,", "area(w,").replace("return width", "return w")
+    back = shortened.replace("area(w,", "area(width,")  # the binding renamed back: its use follows
+    out, _ = run(back, shortened)
+    assert renamed(back, out.predictions) == src
+    src = "a, b = 1, 2\nprint(f(a))\nprint(a)\n"
+    out, _ = run(src.replace("f(a)", "f(b)"), src)  # switched to another existing name
+    assert out.predictions == []
+    src = "from unittest import TestCase\n\nclass T(TestCase):\n    pass\n"
+    out, _ = run(src.replace("from unittest import TestCase", "from sys import version_info"), src)
+    assert out.predictions == []  # an import replaced by another is no rename
