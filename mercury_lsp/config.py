@@ -70,6 +70,10 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     # Model-only path when no rule or syntax ties a location: off by default — on the real-history
     # benchmark (benchmarks/next_edit_v2.py) it found no location in 61 cases and cost seconds each.
     model_fallback: bool = False
+    # Finish a half-typed line at the cursor with the model (a refill past the cursor, kept when
+    # it repairs the line's parse): off by default — on 2 loaded CPU cores one refill took 1-6 s
+    # and none of them was kept on the real-history benchmark; an accelerator affords it.
+    complete_line_model: bool = False
     drop_min_confidence: UnitFloat = 0.5  # model-only path: keep a refill this confident
     drop_ratio: UnitFloat = 0.2  # model-only path: p(after) < drop_ratio * p(before) ...
     drop_max_probability: UnitFloat = 0.05  # ... and p(after) below this

@@ -12,6 +12,7 @@ import time
 from mercury_lsp import __version__
 from mercury_lsp.engine_client import CancelToken, EngineCancelled
 from mercury_lsp.next_edit.candidates import find_candidates
+from mercury_lsp.next_edit.complete import complete_line
 from mercury_lsp.next_edit.locate import drop_candidates
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
@@ -94,8 +95,11 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     preds = [Prediction(c.uri, c.start, c.end, c.expected, SYNTAX_CONFIDENCE.get(c.kind, 0.0), c.reason,
                         c.kind, "syntax", c.old_text) for c in cands if c.expected is not None]
     holes = [c for c in cands if c.expected is None][: opts.max_model_candidates]
+    box = TimeBox(cancel, opts.model_budget_ms / 1000)
     if model is not None and (holes or (not cands and not repeats and opts.model_fallback)):
-        preds += _model_edits(model, query, holes, parsed, grammars, cancel)
+        preds += _model_edits(model, query, holes, parsed, grammars, cancel, box)
+    if not preds and not repeats:  # nothing follows from the edit: the half-typed line at the cursor
+        preds += _boxed(lambda: complete_line(query, parsed, grammars, model, box), cancel)
     preds += [r for r in repeats if not any(p.uri == r.uri and p.start < r.end and r.start < p.end
                                             or (p.uri, p.start, p.end) == (r.uri, r.start, r.end) for p in preds)]
     preds = [p for p in preds if p.new_text != p.old_text]
@@ -108,18 +112,24 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
                                                  total_ms=round((t2 - t0) * 1000, 2)))
 
 
-def _model_edits(model: EditModel, query: NextEditQuery, holes: list, parsed: list[ParsedDoc],
-                 grammars: Grammars, cancel) -> list[Prediction]:
-    """The model's edits for the holes (or the model-only path when there are none), time-boxed:
-    what overruns ``model_budget_ms`` is left out; the request's own cancel still raises."""
-    box = TimeBox(cancel, query.options.model_budget_ms / 1000)
+def _boxed(work, cancel) -> list[Prediction]:
+    """``work()``, or nothing when it overran its time box; the request's own cancel still raises."""
     try:
-        checked = holes or drop_candidates(model, query, parsed, box)
-        return predict_with_model(model, query, checked, parsed, grammars, box) if checked else []
+        return work()
     except EngineCancelled:
         if cancel is not None and cancel.cancelled:
             raise
         return []
+
+
+def _model_edits(model: EditModel, query: NextEditQuery, holes: list, parsed: list[ParsedDoc],
+                 grammars: Grammars, cancel, box: TimeBox) -> list[Prediction]:
+    """The model's edits for the holes (or the model-only path when there are none), time-boxed."""
+    def work() -> list[Prediction]:
+        checked = holes or drop_candidates(model, query, parsed, box)
+        return predict_with_model(model, query, checked, parsed, grammars, box) if checked else []
+
+    return _boxed(work, cancel)
 
 
 def to_result(outcome: Outcome, query: NextEditQuery, model_name: str) -> NextEditResult:

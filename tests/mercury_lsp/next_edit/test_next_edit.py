@@ -300,3 +300,26 @@ def test_a_rename_back_to_a_used_name_at_its_binding_follows_but_a_switch_at_a_u
     src = "from unittest import TestCase\n\nclass T(TestCase):\n    pass\n"
     out, _ = run(src.replace("from unittest import TestCase", "from sys import version_info"), src)
     assert out.predictions == []  # an import replaced by another is no rename
+
+
+# ---------------------------------------------------------------------------- the line at the cursor
+def test_a_name_cut_short_at_the_cursor_is_finished_from_the_document():
+    src = "def handle_request(r):\n    return r\n\n\nx = 1\n"
+    after = src + "y = handle_re"
+    out, _ = run(after, src, cursor=len(after))
+    assert [(p.new_text, p.kind, p.source) for p in out.predictions] == [("quest", "complete", "syntax")]
+    after = src + "y = hand  # handle_re"  # no single name, or not code: nothing
+    assert run(after, src, cursor=len(after))[0].predictions == []
+
+
+def test_the_model_finishes_a_half_typed_line_only_when_it_repairs_the_parse():
+    src = "def f(a, b):\n    return a\n\n\n"
+    after = src + "y = f(1,\nz = 2\n"
+    cursor = after.index("f(1,") + len("f(1,")
+    on = NextEditOptions(complete_line_model=True)
+    out, _ = run(after, src, model=ScriptedModel("x", " 2)", 0.9), cursor=cursor, options=on)
+    assert [(p.start, p.new_text, p.kind, p.source) for p in out.predictions] == [(cursor, " 2)", "complete", "model")]
+    assert run(after, src, model=ScriptedModel("x", " 2", 0.9), cursor=cursor, options=on)[0].predictions == []
+    assert run(after, src, model=ScriptedModel("x", " 2)", 0.2), cursor=cursor, options=on)[0].predictions == []
+    model = ScriptedModel("x", " 2)", 0.9)  # off by default: the model is not asked
+    assert run(after, src, model=model, cursor=cursor)[0].predictions == [] and model.calls == []
