@@ -17,6 +17,7 @@ from mercury_lsp.next_edit.locate import drop_candidates
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
 from mercury_lsp.next_edit.repeat import repeated_edits
+from mercury_lsp.next_edit.supersede import superseded_lines
 from mercury_lsp.next_edit.text import apply_edits
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextPosition, TextRange
@@ -92,6 +93,8 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     repeats = repeated_edits(query, parsed)
     if any(c.kind == "rename" for c in cands):  # the scope-aware rename search found the sites
         repeats = [r for r in repeats if r.kind != "rename"]
+    repeats += [s for s in superseded_lines(query)
+                if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats)]
     preds = [Prediction(c.uri, c.start, c.end, c.expected, SYNTAX_CONFIDENCE.get(c.kind, 0.0), c.reason,
                         c.kind, "syntax", c.old_text) for c in cands if c.expected is not None]
     holes = [c for c in cands if c.expected is None][: opts.max_model_candidates]

@@ -323,3 +323,16 @@ def test_the_model_finishes_a_half_typed_line_only_when_it_repairs_the_parse():
     assert run(after, src, model=ScriptedModel("x", " 2)", 0.2), cursor=cursor, options=on)[0].predictions == []
     model = ScriptedModel("x", " 2)", 0.9)  # off by default: the model is not asked
     assert run(after, src, model=model, cursor=cursor)[0].predictions == [] and model.calls == []
+
+
+def test_a_line_written_again_supersedes_its_old_version_in_the_same_block_only():
+    src = "setup(\n    name='x',\n    version='0.24',\n    zip_safe=False,\n)\n"
+    after = src.replace("    name='x',\n", "    name='x',\n    version=version,\n")
+    out, _ = run(after, src)
+    assert renamed(after, out.predictions) == after.replace("    version='0.24',\n", "")
+    assert out.predictions[0].old_text == "    version='0.24',\n"
+    # the same local in the function above is another statement; an in-place edit supersedes nothing
+    src = "def a():\n    key = 1\n    return key\n\n\ndef b():\n    return 2\n"
+    after = src.replace("def b():\n", "def b():\n    key = 2\n")
+    assert run(after, src)[0].predictions == []
+    assert run(src.replace("key = 1", "key = 3"), src)[0].predictions == []
