@@ -336,3 +336,41 @@ def test_a_line_written_again_supersedes_its_old_version_in_the_same_block_only(
     after = src.replace("def b():\n", "def b():\n    key = 2\n")
     assert run(after, src)[0].predictions == []
     assert run(src.replace("key = 1", "key = 3"), src)[0].predictions == []
+
+
+# ---------------------------------------------------------------------------- imports and query files
+def test_every_grammar_has_a_query_file_that_compiles_and_finds_each_kind_of_symbol():
+    from mercury_lsp.next_edit.symbols import CAPTURES, captures
+    from mercury_lsp.next_edit.tree import parse_all
+    from mercury_lsp.syntax import GRAMMARS
+
+    samples = {
+        "python": "import os\n\ndef f(a):\n    return g(a)\n",
+        "javascript": "import x from 'y';\nfunction f(a) { return g(a); }\n",
+        "typescript": "import x from 'y';\nfunction f(a: number) { return g(a); }\n",
+        "tsx": "import x from 'y';\nfunction f(a: number) { return g(a); }\n",
+        "go": "package p\nimport \"os\"\nfunc f(a int) int { return g(a) }\n",
+        "rust": "use std::io;\nfn f(a: u8) -> u8 { g(a) }\n",
+        "java": "import a.B;\nclass C { int f(int a) { return g(a); } }\n",
+        "c": "#include <stdio.h>\nint f(int a) { return g(a); }\n",
+        "cpp": "#include <vector>\nint f(int a) { return g(a); }\n",
+    }
+    assert set(samples) == set(GRAMMARS)
+    for grammar, src in samples.items():
+        parsed, = parse_all([DocState(f"file:///a.{grammar}", src, grammar, 1)], G)
+        got = captures(G, parsed)
+        names = {k: [parsed.b.node_text(n) for n in v] for k, v in got.items()}
+        assert all(names[k] for k in CAPTURES), (grammar, names)
+        assert "f" in names["definition"] and "a" in names["parameter"] and "g" in names["call"], (grammar, names)
+
+
+def test_an_import_whose_last_use_the_edit_rewrote_goes_and_a_missing_one_is_copied():
+    src = "package p\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc f() string {\n\treturn fmt.Sprint(os.Args)\n}\n"
+    after = src.replace("fmt.Sprint(os.Args)", "os.Args[0]")
+    out, _ = run(after, src, uri="file:///a.go")
+    assert [(p.old_text, p.new_text, p.kind) for p in out.predictions] == [("\t\"fmt\"\n", "", "import")]
+    other = DocState("file:///b.go", "package p\n\nimport (\n\t\"net/http\"\n)\n", "go", 1)
+    after = src.replace("return fmt.Sprint(os.Args)", "return fmt.Sprint(os.Args, http.StatusOK)")
+    out, _ = run(after, src, other, uri="file:///a.go")
+    assert [(p.new_text, p.kind) for p in out.predictions] == [("\t\"net/http\"\n", "import")]
+    assert renamed(after, out.predictions).count('"net/http"') == 1
