@@ -19,11 +19,10 @@ from __future__ import annotations
 import re
 
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
-from mercury_lsp.next_edit.symbols import captures
+from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.syntax import Grammars
-from mercury_lsp.text import TextIndex
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
@@ -31,11 +30,13 @@ UNUSED_CONFIDENCE = 0.6
 MISSING_CONFIDENCE = 0.5
 
 
-def _words(text: str, skip: list[tuple[int, int]]) -> set[str]:
-    out, pos = set(), 0
-    for s, e in sorted(skip) + [(len(text), len(text))]:
-        out.update(WORD.findall(text[pos:s]))
-        pos = max(pos, e)
+def _words(doc: ParsedDoc, nodes) -> set[str]:
+    """Identifier-like words of ``doc`` outside ``nodes`` (byte offsets: no character map needed)."""
+    data, out, pos = doc.b.data, set(), 0
+    for n in sorted(nodes, key=lambda n: n.start_byte) + [None]:
+        s = len(data) if n is None else n.start_byte
+        out.update(WORD.findall(data[pos:s].decode("utf-8", errors="replace")))
+        pos = max(pos, len(data) if n is None else n.end_byte)
     return out
 
 
@@ -62,9 +63,10 @@ def _spans(doc: ParsedDoc, nodes) -> list[tuple[int, int]]:
     return [(doc.b.char(n.start_byte), doc.b.char(n.end_byte)) for n in nodes]
 
 
-def _unused(home: ParsedDoc, before: str, imports: list[tuple[int, int]], before_imports) -> list[Prediction]:
+def _unused(home: ParsedDoc, old: ParsedDoc, caps: dict, old_caps: dict) -> list[Prediction]:
     text = home.doc.text
-    gone = _words(before, before_imports) - _words(text, imports)
+    imports = _spans(home, caps["import"])
+    gone = _words(old, old_caps["import"]) - _words(home, caps["import"])
     out = []
     for s, e in imports:
         statement = text[s:e]
@@ -91,7 +93,8 @@ def _unused(home: ParsedDoc, before: str, imports: list[tuple[int, int]], before
 
 
 def _missing(home: ParsedDoc, before: str, caps: dict, imports: list[tuple[int, int]],
-             others: list[tuple[ParsedDoc, dict]]) -> list[Prediction]:
+             others) -> list[Prediction]:
+    """``others``: (document, captures) of the other documents, read only when a name is new."""
     text = home.doc.text
     p, _, ea = diff_region(before, text)
     new_words = set(WORD.findall(text[p:ea])) - set(WORD.findall(before))
@@ -99,7 +102,9 @@ def _missing(home: ParsedDoc, before: str, caps: dict, imports: list[tuple[int, 
     known |= {w for s, e in imports for w in WORD.findall(text[s:e])}
     out: list[Prediction] = []
     last = imports[-1]
-    for name in sorted(new_words - known):
+    names = sorted(w for w in new_words - known if is_identifier(w))
+    others = list(others) if names else []
+    for name in names:
         if not is_identifier(name):
             continue
         for doc, got in others:
@@ -129,11 +134,9 @@ def import_edits(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramma
     before = home.doc.history[0]
     p, eb, ea = diff_region(before, home.doc.text)
     in_place = before.count("\n", p, eb) == home.doc.text.count("\n", p, ea)
-    parser = grammars.parser(home.doc.grammar)
-    if parser is None:
+    old = parsed_before(grammars, home.doc, before)
+    if old is None:
         return []
-    old = ParsedDoc(home.doc, parser.parse(before.encode("utf-8")), TextIndex(before))
-    before_imports = _spans(old, captures(grammars, old)["import"])
-    others = [(p, captures(grammars, p)) for p in parsed if p is not home and p.doc.grammar == home.doc.grammar]
-    unused = _unused(home, before, imports, before_imports) if in_place else []
-    return unused + _missing(home, before, caps, imports, others)
+    unused = _unused(home, old, caps, captures(grammars, old)) if in_place else []
+    others = (p for p in parsed if p is not home and p.doc.grammar == home.doc.grammar)
+    return unused + _missing(home, before, caps, imports, ((p, captures(grammars, p)) for p in others))

@@ -13,6 +13,7 @@ from mercury_lsp import __version__
 from mercury_lsp.engine_client import CancelToken, EngineCancelled
 from mercury_lsp.next_edit.candidates import find_candidates
 from mercury_lsp.next_edit.complete import complete_line
+from mercury_lsp.next_edit.dropped import dropped_arguments
 from mercury_lsp.next_edit.imports import import_edits
 from mercury_lsp.next_edit.locate import drop_candidates
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
@@ -94,7 +95,7 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     repeats = repeated_edits(query, parsed)
     if any(c.kind == "rename" for c in cands):  # the scope-aware rename search found the sites
         repeats = [r for r in repeats if r.kind != "rename"]
-    for s in superseded_lines(query) + import_edits(query, parsed, grammars):
+    for s in superseded_lines(query) + import_edits(query, parsed, grammars) + dropped_arguments(query, parsed, grammars):
         if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats):
             repeats.append(s)
     preds = [Prediction(c.uri, c.start, c.end, c.expected, SYNTAX_CONFIDENCE.get(c.kind, 0.0), c.reason,

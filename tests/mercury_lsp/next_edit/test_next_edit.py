@@ -374,3 +374,17 @@ def test_an_import_whose_last_use_the_edit_rewrote_goes_and_a_missing_one_is_cop
     out, _ = run(after, src, other, uri="file:///a.go")
     assert [(p.new_text, p.kind) for p in out.predictions] == [("\t\"net/http\"\n", "import")]
     assert renamed(after, out.predictions).count('"net/http"') == 1
+
+
+def test_a_removed_parameter_or_local_leaves_the_calls_that_pass_it():
+    src = "def validate(self, value, salt=None):\n    self.unsign(value, salt)\n    return check(salt, value)\n"
+    after = src.replace(", salt=None)", ")")
+    out, _ = run(after, src)
+    assert renamed(after, out.predictions) == after.replace(", salt)", ")").replace("(salt, ", "(")
+    assert {p.kind for p in out.predictions} == {"signature"}
+    src = "function f(a) {\n  var w = 40;\n  return g(a, w);\n}\nfunction h(w) { return g(w); }\n"
+    after = src.replace("  var w = 40;\n", "")
+    out, _ = run(after, src, uri="file:///a.js")
+    assert renamed(after, out.predictions) == after.replace("g(a, w)", "g(a)")  # h's own w stays
+    src = "def f(err):\n    err = 1\n    log(err)\n"  # still bound in the function: nothing goes
+    assert run(src.replace("    err = 1\n", ""), src)[0].predictions == []
