@@ -49,6 +49,7 @@ DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "stru
                                  "interface", "type", "mod", "impl"))
 LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
 DISTINCTIVE_CHARS = 6
+CALLEE = re.compile(r"([\w$]+)\s*$")  # the name just before an opening parenthesis
 RENAME_CONFIDENCE = 0.8
 PATTERN_CONFIDENCE = 0.5  # plus ANCHOR_BONUS per anchor token matched
 ANCHOR_BONUS = 0.05
@@ -279,16 +280,34 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             if len(found) <= MAX_SITES:
                 sites.extend(found)
             continue
+        callee = _callee(home.text, lo) if not rule.deleted and rule.inserted.lstrip().startswith(",") else None
         for variant in _backed_off(rule):
             if variant.pattern_chars < MIN_PATTERN_CHARS:
                 continue
             found = [s for d, p in docs for s in _match_sites(variant, d, p, in_code)]
+            if callee is not None:  # an item added to one function's list: that function's lists only
+                found = [s for s in found if _callee(s.doc.text, s.start) == callee]
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
             if found:
                 if len(found) <= MAX_SITES:
                     sites.extend(found)
                 break
     return _rank(sites, query)
+
+
+def _callee(text: str, offset: int) -> str | None:
+    """The name before the innermost '(' still open at ``offset`` on its line (a call's or a
+    definition's), None when there is none."""
+    depth = 0
+    for i in range(offset - 1, max(-1, text.rfind("\n", 0, offset) - 1), -1):
+        if text[i] == ")":
+            depth += 1
+        elif text[i] == "(":
+            if depth == 0:
+                m = CALLEE.search(text, 0, i)
+                return m.group(1) if m is not None else None
+            depth -= 1
+    return None
 
 
 def _rank(sites: list[Site], query: NextEditQuery) -> list[Prediction]:

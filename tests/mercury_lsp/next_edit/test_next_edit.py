@@ -388,3 +388,10 @@ def test_a_removed_parameter_or_local_leaves_the_calls_that_pass_it():
     assert renamed(after, out.predictions) == after.replace("g(a, w)", "g(a)")  # h's own w stays
     src = "def f(err):\n    err = 1\n    log(err)\n"  # still bound in the function: nothing goes
     assert run(src.replace("    err = 1\n", ""), src)[0].predictions == []
+
+
+def test_an_item_added_to_one_functions_list_is_not_repeated_in_another_functions_lists():
+    src = ("def show(args, kwargs):\n    return args\n\n\ndef other(args, kwargs):\n    return kwargs\n\n\n"
+           "x = show(args, kwargs)\ny = other(args, kwargs)\n")
+    after = src.replace("x = show(args, kwargs)", "x = show(args, kwargs, None)")
+    assert run(after, src)[0].predictions == []  # other(args, kwargs) is another function's call
