@@ -59,14 +59,21 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     # Most recently edited documents whose edits drive predictions.
     max_documents: Annotated[int, Meta(ge=1, le=64)] = 2
     max_candidates: Annotated[int, Meta(ge=1, le=100_000)] = 2000  # locations per request (syntax-tied)
-    # Of them, the nearest to the cursor are refilled and scored (the rest: syntax only).
+    # Of them, the holes (new text the syntax cannot tell) nearest the cursor are refilled by the model.
     max_model_candidates: Annotated[int, Meta(ge=0, le=4096)] = 64
+    # Model work per request (holes the syntax cannot fill) stops after this; the syntax's edits
+    # are answered anyway. Keeps a warm request within the 300 ms target on 2 CPU cores.
+    model_budget_ms: Annotated[int, Meta(ge=0, le=600_000)] = 150
     refill_slack_tokens: Annotated[int, Meta(ge=0, le=64)] = 4  # mask positions beyond the expected text
     window_fill: Annotated[float, Meta(gt=0.0, le=1.0)] = 0.8  # share of the context a refill window may use
     model_min_confidence: UnitFloat = 0.6  # a free model refill (not the user's text) needs this
     # Model-only path when no rule or syntax ties a location: off by default — on the real-history
     # benchmark (benchmarks/next_edit_v2.py) it found no location in 61 cases and cost seconds each.
     model_fallback: bool = False
+    # Finish a half-typed line at the cursor with the model (a refill past the cursor, kept when
+    # it repairs the line's parse): off by default — on 2 loaded CPU cores one refill took 1-6 s
+    # and none of them was kept on the real-history benchmark; an accelerator affords it.
+    complete_line_model: bool = False
     drop_min_confidence: UnitFloat = 0.5  # model-only path: keep a refill this confident
     drop_ratio: UnitFloat = 0.2  # model-only path: p(after) < drop_ratio * p(before) ...
     drop_max_probability: UnitFloat = 0.05  # ... and p(after) below this

@@ -32,6 +32,9 @@ def line_starts_of(text: str) -> list[int]:
     return [0, *(m.end() for m in NEWLINE.finditer(text))]
 
 
+NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
 def utf8_len(s: str) -> int:
     return len(s) if s.isascii() else len(s.encode("utf-8"))
 
@@ -156,7 +159,7 @@ class TextIndex(Lines):
         self.line_starts = line_starts if line_starts is not None else line_starts_of(text)
         self._data = data
         self.ascii = text.isascii()
-        self._char_of: list[int] | None = None
+        self._char_of: tuple[list[int], list[int], list[int], list[int]] | None = None
 
     @property
     def data(self) -> bytes:
@@ -173,13 +176,21 @@ class TextIndex(Lines):
         """Code-point offset of a UTF-8 byte offset (a byte inside a character: that character)."""
         if self.ascii:
             return byte
-        if self._char_of is None:
-            char_of: list[int] = []
-            for i, ch in enumerate(self.text):
-                char_of.extend([i] * utf8_len(ch))
-            char_of.append(len(self.text))
-            self._char_of = char_of
-        return self._char_of[byte]
+        if self._char_of is None:  # the non-ASCII characters only (found in C): byte start, index, end, extra
+            starts, chars, ends, extra, total = [], [], [], [], 0
+            for m in NON_ASCII.finditer(self.text):
+                first = m.start() + total
+                total += utf8_len(m.group()) - 1
+                starts.append(first)
+                chars.append(m.start())
+                ends.append(m.start() + total + 1)
+                extra.append(total)
+            self._char_of = (starts, chars, ends, extra)
+        starts, chars, ends, extra = self._char_of
+        k = bisect.bisect_right(starts, byte) - 1
+        if k < 0:
+            return byte
+        return chars[k] if byte < ends[k] else byte - extra[k]
 
     def point(self, offset: int) -> tuple[int, int]:
         """Tree-sitter point (row, byte column) of a code-point offset."""

@@ -4,7 +4,9 @@ Pipeline (runs on the engine worker; no LSP types here):
 
 1. **What changed** — each recently edited document comes with the texts before its last few
    edit records (newest first). The smallest diff between one of them and the current text that
-   turns one identifier into another is a *rename* (``foo`` -> ``bar``); a function whose
+   turns one identifier into another is a *rename* (``foo`` -> ``bar``), and so are the
+   identifier maps of the lines changed over the whole recent history (several hunks, several
+   names at once, a rename back to a used name at its binding); a function whose
    parameter count differs between the oldest of them and now is a *signature change*.
 2. **Where** (tree-sitter decides) — for a rename, the remaining occurrences of the old name tied
    to the edited one: scope-aware for parameters and locals (nested scopes that rebind the name
@@ -14,22 +16,29 @@ Pipeline (runs on the engine worker; no LSP types here):
    matched the old signature and no longer matches the new one. When syntax ties nothing, the
    model-only path scores every token around the edit before and after it (batched masked
    passes) and takes the identifiers whose likelihood dropped.
-3. **What** (the model decides) — the candidate spans are masked together on one canvas per
-   window (the user's edit in view) and refilled jointly. For a rename, when the model's refill
-   is not the identifier the user typed, the user's identifier is *scored* at that location (its
-   tokens masked) and that score ranks it: the model never invents a third name. For a call, the
-   refill is kept when it parses with the right argument count and the model is confident;
-   otherwise the argument the user added at the call site they edited is inserted and scored.
+3. **What** — where the syntax determines the new text (the user's identifier at a tied
+   occurrence, the user's argument copied into a call) it is answered at once, without the model;
+   only the holes (a call whose new argument no edit shows yet, the model-only path) are masked
+   together on one canvas per window and refilled by the model, within ``modelBudgetMs``.
 4. **Check** — edits that add parse errors are dropped; the rest are ranked by confidence.
 
-Modules: ``detect`` (1), ``locate`` (2), ``refill`` (3), ``pipeline`` (4, ``predict`` running
-1-4 and ``to_result``), ``repeat`` (repeated-edit synthesis beside 1-2, any language: the last
-one or two edits read as token rules by ``rules`` and offered at every matching site); shared by them: ``query`` (inputs, outputs and the engine surface),
-``text`` (diffs, identifiers) and ``tree`` (tree-sitter helpers; lines, bytes and positions come
-from ``mercury_lsp.text``). Around the pipeline: ``service`` (``NextEditService``, one per
-connection: query, cache, checks before applying), ``handlers`` (the LSP requests) and
-``command`` (the ``mercury-lsp next-edit`` command's work). The tuning, ``NextEditOptions``, is
-the ``nextEdit`` part of the typed settings (``mercury_lsp.config``).
+Beside 1-2, rules that read the last edit(s) directly: ``repeat`` (repeated-edit synthesis, any
+language: the last one or two edits read as token rules by ``rules`` and offered at every
+matching site), ``supersede`` (a line written again next to its old version: the old one goes),
+``imports`` (an import whose last use the edit rewrote goes; a name another document imports is
+imported), ``dropped`` (a removed parameter or local leaves the calls passing it) and
+``complete`` (the line at the cursor: a name cut short, or a half-typed line the model finishes).
+
+Modules: ``detect`` (1), ``candidates`` (1-2 for renames and signatures; ``find_candidates``),
+``locate`` (2: scopes, calls, the model-only path), ``refill`` (3), ``pipeline`` (4, ``predict``
+running it all, the model's time box, and ``to_result``) and the rules above; shared by them:
+``query`` (inputs, outputs and the engine surface), ``text`` (diffs, identifiers), ``tree``
+(tree-sitter helpers; lines, bytes and positions come from ``mercury_lsp.text``) and ``symbols``
+(a query file per grammar in ``queries/``: definitions, parameters, calls, references, imports).
+Around the pipeline: ``service`` (``NextEditService``, one per connection: query, cache, checks
+before applying), ``handlers`` (the LSP requests) and ``command`` (the ``mercury-lsp next-edit``
+command's work). The tuning, ``NextEditOptions``, is the ``nextEdit`` part of the typed settings
+(``mercury_lsp.config``).
 """
 
 from __future__ import annotations

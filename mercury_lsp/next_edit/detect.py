@@ -16,6 +16,10 @@ from mercury_lsp.next_edit.text import diff_region, is_ident_char, is_identifier
 from mercury_lsp.next_edit.tree import enclosing, in_class_body, param_nodes, walk
 from mercury_lsp.text import TextIndex
 
+# Python statements that may hold a function definition in their blocks.
+COMPOUND_STATEMENTS = ("if_statement", "for_statement", "while_statement", "try_statement", "with_statement",
+                       "match_statement")
+
 
 def identifier_change(before: str, after: str) -> tuple[int, str, str] | None:
     """(start in ``after``, old identifier, new identifier) when the diff renames one identifier."""
@@ -54,9 +58,14 @@ class Signature:
         return all(n in bound for n, d in self.params if not d)
 
 
+def _no_definitions(node) -> bool:
+    """Statements that hold no function definition (their expressions are not walked)."""
+    return node.type.endswith("_statement") and node.type not in COMPOUND_STATEMENTS
+
+
 def signatures(tree, b: TextIndex) -> dict[tuple[str, str], Signature]:
     out: dict[tuple[str, str], Signature] = {}
-    for n in walk(tree.root_node):
+    for n in walk(tree.root_node, prune=_no_definitions):
         if n.type != "function_definition":
             continue
         name_node, params = n.child_by_field_name("name"), n.child_by_field_name("parameters")

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mercury_lsp.next_edit.detect import Signature, identifier_change, inserted_index, signatures
+from mercury_lsp.next_edit.detect import Signature, inserted_index, signatures
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
-from mercury_lsp.next_edit.repeat import fresh_name, scope_of
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
@@ -21,7 +20,6 @@ from mercury_lsp.next_edit.tree import (
     field_is,
     in_class_body,
     param_nodes,
-    parse_all,
     walk,
 )
 from mercury_lsp.syntax import Grammars
@@ -139,7 +137,7 @@ def _imports_name(root, name: str, b: TextIndex) -> bool:
     return False
 
 
-def _rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
+def rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
     """(list of (parsed doc, identifier node), role) for renaming ``old`` at edited ``node``."""
     b = home.b
     parent = node.parent
@@ -184,7 +182,7 @@ def _rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
     return sites, "module-level " + role
 
 
-def _rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
+def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
     """Other grammars: same identifier type; inside the enclosing function when the edited name is
     declared there (a parameter/declaration ancestor), else the document (and, for members, the
     other documents of the grammar)."""
@@ -241,7 +239,7 @@ def _calls_to(root, sig: Signature, b: TextIndex) -> list:
     return out
 
 
-def _signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: str,
+def signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: str,
                           grammars: Grammars) -> list[Candidate]:
     parser = grammars.parser(home.doc.grammar)
     if parser is None or home.doc.grammar != "python":
@@ -298,53 +296,6 @@ def _signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text:
                 f"its signature now has {len(new.params)} parameter(s)",
                 arg_count=len(positional) + len(keywords) + (1 if added else -1)))
     return cands
-
-
-# ---------------------------------------------------------------------------- candidates
-def _rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidate]:
-    text = home.doc.text
-    for before in home.doc.history:
-        change = identifier_change(before, text)
-        if change is None:
-            continue
-        start, old, new = change
-        if not fresh_name(new, home.doc, scope_of(home, start)):  # in use already: not a rename
-            continue
-        bs = home.b.byte(start)
-        node = home.tree.root_node.descendant_for_byte_range(bs, bs + len(new.encode("utf-8")))
-        if node is None or home.b.node_text(node) != new:
-            continue
-        if home.doc.grammar == "python":
-            sites, role = _rename_sites_python(parsed, home, node, old)
-        else:
-            sites, role = _rename_sites_generic(parsed, home, node, old)
-        out = []
-        for p, n in sites:
-            s, e = p.b.char(n.start_byte), p.b.char(n.end_byte)
-            where = "" if p is home else " (another document)"
-            out.append(Candidate(p.doc.uri, s, e, old, "rename", new,
-                                 f"{role} '{old}' was renamed to '{new}'{where}"))
-        return out
-    return []
-
-
-def find_candidates(query: NextEditQuery, grammars: Grammars) -> tuple[list[Candidate], list[ParsedDoc]]:
-    parsed = parse_all(query.docs, grammars)
-    by_uri = {p.doc.uri: p for p in parsed}
-    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
-    edited = edited[: query.options.max_documents]
-    cands: list[Candidate] = []
-    for home in edited:
-        cands.extend(_rename_candidates(parsed, home))
-        cands.extend(_signature_candidates(parsed, home, home.doc.history[-1], grammars))
-    seen: set[tuple[str, int, int]] = set()
-    unique = []
-    for c in cands:
-        key = (c.uri, c.start, c.end)
-        if key not in seen and c.uri in by_uri:
-            seen.add(key)
-            unique.append(c)
-    return unique, parsed
 
 
 # ---------------------------------------------------------------------------- model only

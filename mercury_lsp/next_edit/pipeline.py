@@ -10,10 +10,16 @@ from __future__ import annotations
 import time
 
 from mercury_lsp import __version__
-from mercury_lsp.next_edit.locate import drop_candidates, find_candidates
+from mercury_lsp.engine_client import CancelToken, EngineCancelled
+from mercury_lsp.next_edit.candidates import find_candidates
+from mercury_lsp.next_edit.complete import complete_line
+from mercury_lsp.next_edit.dropped import dropped_arguments
+from mercury_lsp.next_edit.imports import import_edits
+from mercury_lsp.next_edit.locate import drop_candidates
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
 from mercury_lsp.next_edit.repeat import repeated_edits
+from mercury_lsp.next_edit.supersede import superseded_lines
 from mercury_lsp.next_edit.text import apply_edits
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextPosition, TextRange
@@ -23,6 +29,30 @@ from mercury_lsp.text import TextIndex
 # Whole-document error counts compare a text before and after the edits: no practical cap.
 WHOLE_DOCUMENT_ERRORS = 1 << 20
 CONFIDENCE_DIGITS = 6  # confidences are reported (and ranked) rounded to this many digits
+# Edits the syntax determines whole (the user's identifier at a tied occurrence, the user's
+# argument copied into a call) skip the model; they rank like repeated-edit renames (0.8) and
+# calls a little below (the copied argument may not fit every call).
+SYNTAX_CONFIDENCE = {"rename": 0.8, "signature": 0.6}
+
+
+class TimeBox(CancelToken):
+    """A child of the request's token that also gives up ``seconds`` from now: model work that
+    overruns its time box ends early, the request itself goes on (with the syntax's edits)."""
+
+    def __init__(self, parent, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        parent_deadline = getattr(parent, "deadline", None)
+        super().__init__(deadline if parent_deadline is None else min(deadline, parent_deadline))
+        self.parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        return super().cancelled or (self.parent is not None and self.parent.cancelled)
+
+    def check(self) -> None:
+        if self.parent is not None:
+            self.parent.check()
+        super().check()
 
 
 def _keep_parsing(preds: list[Prediction], parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
@@ -51,9 +81,10 @@ def _keep_parsing(preds: list[Prediction], parsed: list[ParsedDoc], grammars: Gr
 
 
 def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, cancel=None) -> Outcome:
-    """Candidates (syntax), refill and scores (model), checks and ranking. ``model=None`` (and
-    locations beyond ``max_model_candidates``): the syntax-tied text, source "syntax",
-    confidence 0."""
+    """Candidates (syntax), refill and scores (model), checks and ranking. Locations whose new
+    text the syntax determines are answered by the syntax (source "syntax"); only the holes
+    (``expected`` None: a call whose new argument is unknown, the model-only path) go to the
+    model, nearest first, up to ``max_model_candidates`` and within ``model_budget_ms``."""
     t0 = time.perf_counter()
     cands, parsed = find_candidates(query, grammars)
     opts = query.options
@@ -61,20 +92,20 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     cands = cands[: opts.max_candidates]
     t1 = time.perf_counter()
     check_cancelled(cancel)
-    checked, rest = cands[: opts.max_model_candidates], cands[opts.max_model_candidates:]
     repeats = repeated_edits(query, parsed)
     if any(c.kind == "rename" for c in cands):  # the scope-aware rename search found the sites
         repeats = [r for r in repeats if r.kind != "rename"]
-    if model is None:
-        checked, rest = [], cands
-    elif not cands and not repeats and opts.model_fallback:
-        checked = drop_candidates(model, query, parsed, cancel)
-    preds = predict_with_model(model, query, checked, parsed, grammars, cancel) if checked else []
-    preds += [Prediction(c.uri, c.start, c.end, c.expected, 0.0,
-                         f"{c.reason}; not checked by the model (beyond the {opts.max_model_candidates} "
-                         f"nearest locations)" if model is not None else c.reason,
-                         c.kind, "syntax", c.old_text)
-              for c in rest if c.expected is not None]
+    for s in superseded_lines(query) + import_edits(query, parsed, grammars) + dropped_arguments(query, parsed, grammars):
+        if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats):
+            repeats.append(s)
+    preds = [Prediction(c.uri, c.start, c.end, c.expected, SYNTAX_CONFIDENCE.get(c.kind, 0.0), c.reason,
+                        c.kind, "syntax", c.old_text) for c in cands if c.expected is not None]
+    holes = [c for c in cands if c.expected is None][: opts.max_model_candidates]
+    box = TimeBox(cancel, opts.model_budget_ms / 1000)
+    if model is not None and (holes or (not cands and not repeats and opts.model_fallback)):
+        preds += _model_edits(model, query, holes, parsed, grammars, cancel, box)
+    if not preds and not repeats:  # nothing follows from the edit: the half-typed line at the cursor
+        preds += _boxed(lambda: complete_line(query, parsed, grammars, model, box), cancel)
     preds += [r for r in repeats if not any(p.uri == r.uri and p.start < r.end and r.start < p.end
                                             or (p.uri, p.start, p.end) == (r.uri, r.start, r.end) for p in preds)]
     preds = [p for p in preds if p.new_text != p.old_text]
@@ -85,6 +116,26 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     return Outcome(preds, cands, NextEditTimings(candidates_ms=round((t1 - t0) * 1000, 2),
                                                  model_ms=round((t2 - t1) * 1000, 2),
                                                  total_ms=round((t2 - t0) * 1000, 2)))
+
+
+def _boxed(work, cancel) -> list[Prediction]:
+    """``work()``, or nothing when it overran its time box; the request's own cancel still raises."""
+    try:
+        return work()
+    except EngineCancelled:
+        if cancel is not None and cancel.cancelled:
+            raise
+        return []
+
+
+def _model_edits(model: EditModel, query: NextEditQuery, holes: list, parsed: list[ParsedDoc],
+                 grammars: Grammars, cancel, box: TimeBox) -> list[Prediction]:
+    """The model's edits for the holes (or the model-only path when there are none), time-boxed."""
+    def work() -> list[Prediction]:
+        checked = holes or drop_candidates(model, query, parsed, box)
+        return predict_with_model(model, query, checked, parsed, grammars, box) if checked else []
+
+    return _boxed(work, cancel)
 
 
 def to_result(outcome: Outcome, query: NextEditQuery, model_name: str) -> NextEditResult:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import CONTEXT_TOKENS, TOKEN, Rule, generalise, line_bounds, rules_from_edit
-from mercury_lsp.next_edit.text import diff_region
+from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
@@ -49,6 +49,7 @@ DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "stru
                                  "interface", "type", "mod", "impl"))
 LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
 DISTINCTIVE_CHARS = 6
+CALLEE = re.compile(r"([\w$]+)\s*$")  # the name just before an opening parenthesis
 RENAME_CONFIDENCE = 0.8
 PATTERN_CONFIDENCE = 0.5  # plus ANCHOR_BONUS per anchor token matched
 ANCHOR_BONUS = 0.05
@@ -169,7 +170,7 @@ def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bo
     if old == "_" or not fresh_name(new, home, scope_of(parsed, rule.edit_span[0])):
         return False
     lo, hi = line_bounds(home.text, *rule.edit_span)
-    return not word_in(old, home.text[lo:hi])
+    return not word_in(old, home.text[lo:hi]) and not IMPORT_LINE.match(home.text, lo)
 
 
 def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
@@ -196,7 +197,7 @@ def distinctive(name: str) -> bool:
     return len(name) >= DISTINCTIVE_CHARS and ("_" in name.strip("_") or any(c.isupper() for c in name[1:]))
 
 
-def _binding(parsed: ParsedDoc | None, text: str, offset: int) -> str:
+def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
     """How the renamed identifier at ``offset`` is bound: "definition" (a function, type, ... name:
     renamed wherever it is used), "local" (a parameter or a declared local: its function only),
     or "use"."""
@@ -219,7 +220,7 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     old, new = rule.deleted[0], rule.inserted.strip()
     home_parsed = next(p for d, p in docs if d is home)
     at = rule.edit_span[0] + (len(rule.inserted) - len(rule.inserted.lstrip()))
-    binding = _binding(home_parsed, home.text, at)
+    binding = binding_kind(home_parsed, home.text, at)
     scope = None if binding == "definition" else scope_of(home_parsed, at)
     member = home.text[:at].rstrip().endswith(".")  # an attribute follows attributes only
     before = r"(?<![\w$])" if binding == "definition" else r"(?<=\.)\s*" if member else r"(?<![\w$.])"
@@ -279,16 +280,34 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             if len(found) <= MAX_SITES:
                 sites.extend(found)
             continue
+        callee = _callee(home.text, lo) if not rule.deleted and rule.inserted.lstrip().startswith(",") else None
         for variant in _backed_off(rule):
             if variant.pattern_chars < MIN_PATTERN_CHARS:
                 continue
             found = [s for d, p in docs for s in _match_sites(variant, d, p, in_code)]
+            if callee is not None:  # an item added to one function's list: that function's lists only
+                found = [s for s in found if _callee(s.doc.text, s.start) == callee]
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
             if found:
                 if len(found) <= MAX_SITES:
                     sites.extend(found)
                 break
     return _rank(sites, query)
+
+
+def _callee(text: str, offset: int) -> str | None:
+    """The name before the innermost '(' still open at ``offset`` on its line (a call's or a
+    definition's), None when there is none."""
+    depth = 0
+    for i in range(offset - 1, max(-1, text.rfind("\n", 0, offset) - 1), -1):
+        if text[i] == ")":
+            depth += 1
+        elif text[i] == "(":
+            if depth == 0:
+                m = CALLEE.search(text, 0, i)
+                return m.group(1) if m is not None else None
+            depth -= 1
+    return None
 
 
 def _rank(sites: list[Site], query: NextEditQuery) -> list[Prediction]:

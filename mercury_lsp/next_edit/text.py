@@ -4,7 +4,11 @@ edits (code-point offsets throughout; lines and positions: ``mercury_lsp.text``)
 from __future__ import annotations
 
 import keyword
+import re
 from collections.abc import Iterable
+
+# An import line (any grammar): a changed import is not a rename, whatever its names.
+IMPORT_LINE = re.compile(r"\s*(?:import\b|from\s+\S+\s+import\b|(?:pub\s+)?use\s|extern\s+crate\b|#\s*include\b)")
 
 
 def is_identifier(s: str) -> bool:

@@ -167,12 +167,13 @@ async def test_next_edit_refuses_stale_versions_and_bad_positions(server: RawCli
 
 async def test_next_edit_follows_the_next_edit_settings(server: RawClient):
     server.notify("workspace/didChangeConfiguration",
-                  {"settings": {"mercury": {"nextEdit": {"maxModelCandidates": 0}}}})
+                  {"settings": {"mercury": {"nextEdit": {"maxCandidates": 1}}}})
     edits = (await server.request("mercury/nextEdit", params()))["edits"]  # not the cached answer
-    assert len(edits) == 2 and all(e["source"] == "syntax" and e["confidence"] == 0.0 for e in edits)
+    assert len(edits) == 1
     server.notify("workspace/didChangeConfiguration", {"settings": {"mercury": {}}})  # back to the defaults
     edits = (await server.request("mercury/nextEdit", params()))["edits"]
-    assert len(edits) == 2 and all(e["source"] != "syntax" for e in edits)
+    # a rename the syntax determines never waits for the model
+    assert len(edits) == 2 and all(e["source"] == "syntax" and e["confidence"] == 0.8 for e in edits)
 
 
 async def test_edits_of_other_documents_carry_their_current_version(server: RawClient):

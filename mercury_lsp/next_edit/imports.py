@@ -1,0 +1,142 @@
+"""Imports that must follow the user's edit (the import statements come from the language's
+query file, ``symbols``):
+
+* **an import no longer used** — the newest edit, rewriting lines in place, removed the last use
+  of a name an import brings in: the import goes (its whole line when the name is all it brings,
+  else the name and its comma). Edits that remove or add lines are left alone: on real histories
+  they were mostly code being moved, its uses coming back a moment later;
+* **a name used but not imported** — the newest edit uses a name the document neither defines nor
+  imports, and another open document of the language imports exactly that name: the same import
+  statement is added after the document's last import.
+
+Names are identifier tokens outside the import statements. An import's *own* name is its last
+identifier outside quotes (``from x import name``, ``use a::name;``), or inside them for a path
+(Go's ``"net/http"`` brings ``http``). Nothing is offered for a document without imports.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mercury_lsp.next_edit.query import NextEditQuery, Prediction
+from mercury_lsp.next_edit.symbols import captures, parsed_before
+from mercury_lsp.next_edit.text import diff_region, is_identifier
+from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.syntax import Grammars
+
+WORD = re.compile(r"[A-Za-z_$][\w$]*")
+QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
+UNUSED_CONFIDENCE = 0.6
+MISSING_CONFIDENCE = 0.5
+
+
+def _words(doc: ParsedDoc, nodes) -> set[str]:
+    """Identifier-like words of ``doc`` outside ``nodes`` (byte offsets: no character map needed)."""
+    data, out, pos = doc.b.data, set(), 0
+    for n in sorted(nodes, key=lambda n: n.start_byte) + [None]:
+        s = len(data) if n is None else n.start_byte
+        out.update(WORD.findall(data[pos:s].decode("utf-8", errors="replace")))
+        pos = max(pos, len(data) if n is None else n.end_byte)
+    return out
+
+
+def _own_name(statement: str) -> str | None:
+    outside = [w for w in WORD.findall(QUOTED.sub(" ", statement)) if is_identifier(w)
+               and w not in ("import", "from", "use", "as", "extern", "crate", "pub", "include")]
+    if outside:
+        return outside[-1]
+    inside = WORD.findall(statement)
+    return inside[-1] if inside else None
+
+
+def _line_span(text: str, s: int, e: int) -> tuple[int, int] | None:
+    """The whole lines of ``text[s:e]`` (with the line break) when nothing else is on them."""
+    lo = text.rfind("\n", 0, s) + 1
+    hi = text.find("\n", e)
+    hi = len(text) if hi < 0 else hi + 1
+    if text[lo:s].strip() or text[e:hi].strip(" \t\n;"):
+        return None
+    return lo, hi
+
+
+def _spans(doc: ParsedDoc, nodes) -> list[tuple[int, int]]:
+    return [(doc.b.char(n.start_byte), doc.b.char(n.end_byte)) for n in nodes]
+
+
+def _unused(home: ParsedDoc, old: ParsedDoc, caps: dict, old_caps: dict) -> list[Prediction]:
+    text = home.doc.text
+    imports = _spans(home, caps["import"])
+    gone = _words(old, old_caps["import"]) - _words(home, caps["import"])
+    out = []
+    for s, e in imports:
+        statement = text[s:e]
+        name = _own_name(statement)
+        if name is None or name not in gone:
+            continue
+        lines = _line_span(text, s, e)
+        if lines is not None:
+            out.append(Prediction(home.doc.uri, lines[0], lines[1], "", UNUSED_CONFIDENCE,
+                                  f"'{name}' is no longer used: its import goes", "import", "syntax",
+                                  text[lines[0]:lines[1]]))
+    for s, e in imports:  # a name of a list: it and its comma go
+        statement = text[s:e]
+        for name in sorted(gone & set(WORD.findall(statement))):
+            if name == _own_name(statement):
+                continue
+            m = re.search(rf"(?<![\w$.:]){re.escape(name)}\s*,\s*|\s*,\s*(?<![\w$.:]){re.escape(name)}(?![\w$.:])",
+                          statement)
+            if m is not None:
+                out.append(Prediction(home.doc.uri, s + m.start(), s + m.end(), "", UNUSED_CONFIDENCE,
+                                      f"'{name}' is no longer used: it leaves the import", "import", "syntax",
+                                      m.group()))
+    return out
+
+
+def _missing(home: ParsedDoc, before: str, caps: dict, imports: list[tuple[int, int]],
+             others) -> list[Prediction]:
+    """``others``: (document, captures) of the other documents, read only when a name is new."""
+    text = home.doc.text
+    p, _, ea = diff_region(before, text)
+    new_words = set(WORD.findall(text[p:ea])) - set(WORD.findall(before))
+    known = {home.b.node_text(n) for n in caps["definition"] + caps["parameter"]}
+    known |= {w for s, e in imports for w in WORD.findall(text[s:e])}
+    out: list[Prediction] = []
+    last = imports[-1]
+    names = sorted(w for w in new_words - known if is_identifier(w))
+    others = list(others) if names else []
+    for name in names:
+        if not is_identifier(name):
+            continue
+        for doc, got in others:
+            statement = next((doc.b.node_text(n) for n in got["import"]
+                              if _own_name(doc.b.node_text(n)) == name), None)
+            if statement is None:
+                continue
+            lines = _line_span(text, *last)
+            at = lines[1] if lines is not None else last[1]
+            indent = text[text.rfind("\n", 0, last[0]) + 1:last[0]]
+            new = indent + statement + ("\n" if lines is not None else "")
+            out.append(Prediction(home.doc.uri, at, at, new if lines is not None else "\n" + new,
+                                  MISSING_CONFIDENCE, f"'{name}' is used but not imported", "import", "syntax", ""))
+            break
+    return out
+
+
+def import_edits(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
+    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    if not edited:
+        return []
+    home = edited[0]
+    caps = captures(grammars, home)
+    imports = _spans(home, caps["import"])
+    if not imports:
+        return []
+    before = home.doc.history[0]
+    p, eb, ea = diff_region(before, home.doc.text)
+    in_place = before.count("\n", p, eb) == home.doc.text.count("\n", p, ea)
+    old = parsed_before(grammars, home.doc, before)
+    if old is None:
+        return []
+    unused = _unused(home, old, caps, captures(grammars, old)) if in_place else []
+    others = (p for p in parsed if p is not home and p.doc.grammar == home.doc.grammar)
+    return unused + _missing(home, before, caps, imports, ((p, captures(grammars, p)) for p in others))

@@ -1,0 +1,14 @@
+; Go: definitions, parameters, calls, references and imports (next_edit.symbols)
+(function_declaration name: (identifier) @definition)
+(method_declaration name: (field_identifier) @definition)
+(type_spec name: (type_identifier) @definition)
+(short_var_declaration left: (expression_list (identifier) @definition))
+(var_spec name: (identifier) @definition)
+(const_spec name: (identifier) @definition)
+(parameter_declaration name: (identifier) @parameter)
+(call_expression function: (identifier) @call)
+(call_expression function: (selector_expression field: (field_identifier) @call))
+(identifier) @reference
+(type_identifier) @reference
+(package_identifier) @reference
+(import_spec) @import

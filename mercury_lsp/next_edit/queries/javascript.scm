@@ -1,0 +1,11 @@
+; JavaScript: definitions, parameters, calls, references and imports (next_edit.symbols)
+(function_declaration name: (identifier) @definition)
+(class_declaration name: (identifier) @definition)
+(method_definition name: (property_identifier) @definition)
+(variable_declarator name: (identifier) @definition)
+(formal_parameters (identifier) @parameter)
+(formal_parameters (assignment_pattern left: (identifier) @parameter))
+(call_expression function: (identifier) @call)
+(call_expression function: (member_expression property: (property_identifier) @call))
+(identifier) @reference
+(import_statement) @import
