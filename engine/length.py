@@ -57,8 +57,7 @@ def plan(canvas: Canvas, opts: InfillOptions) -> list[Canvas]:
     extra = 1 if canvas.heal_bytes else 0  # the healed token is decoded inside the span
     budget = canvas.span_len - extra
     lengths = sorted({min(n, budget) for n in (opts.length_candidates or DEFAULT_LENGTHS)})
-    return [Canvas(canvas.prefix_ids, canvas.suffix_ids, n + extra, canvas.heal_bytes, canvas.trimmed)
-            for n in lengths if n > 0]
+    return [replace(canvas, span_len=n + extra) for n in lengths if n > 0]
 
 
 def mean_log_confidence(result: InfillResult) -> float:

@@ -61,6 +61,7 @@ class InfillOptions:
     confidence: Confidence = "max_prob"
     seed: int | None = None
     heal: bool = True  # boundary healing at the cursor (engine/canvas.py)
+    heal_tail: bool = True  # with heal: end healing of the suffix's indentation (engine/canvas.py)
     allow_stop: bool = True  # False: a fixed-length fill (no padding/EOS ends the span)
     single_line: bool = False  # end after the first line break that follows non-blank text
     cache: Cache = "dual"  # fast sampler: "none" runs every step on the whole canvas (exact path)
