@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchmarks import humaneval
 from benchmarks.engine_speed import percentile
-from benchmarks.quality import git_state, write_atomic
+from benchmarks.report import git_state, write_atomic
 
 LINE_SPAN_TOKENS = 24  # the language server's span budget for a line (mercury_lsp SpanTokens.line)
 DEFAULT_VARIANTS = ("off=off", "search=search", "search3=search:4,8,14")
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         o.validate()
     problems = humaneval.take_subset(humaneval.load_benchmark("single-line"), args.requests)
     engine = Engine.load(args.model)
-    for name, o in options.items():  # warm-up: one-time costs stay out of the figures
+    for o in options.values():  # warm-up: one-time costs stay out of the figures
         engine.infill(problems[0].prompt, problems[0].suffix, args.max_tokens, o)
     lat: dict[str, list[float]] = {n: [] for n in options}
     forwards: dict[str, int] = dict.fromkeys(options, 0)
