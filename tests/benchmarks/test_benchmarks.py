@@ -93,6 +93,21 @@ def test_heldout_span_ce_probe_matches_one_canvas_at_a_time(tiny, tmp_path, caps
     eng.close()
 
 
+def test_length_cost_times_every_variant_interleaved(tiny, tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import length_cost
+
+    out = tmp_path / "cost.json"
+    assert length_cost.main(["--model", str(tiny), "--requests", "2", "--max-tokens", "6", "--out", str(out),
+                             "--variant", "off=off", "--variant", "two=search:2,4"]) == 0
+    head = _last_json(capsys.readouterr().out)
+    assert set(head) == {"off_p50_ms", "two_p50_ms", "two_p50_vs_off"}
+    rows = json.loads(out.read_text())["rows"]
+    assert rows["two"]["options"] == {"length": "search", "length_candidates": [2, 4]}
+    assert rows["off"]["forwards_per_request"] >= 1 and rows["two"]["forwards_per_request"] >= 2  # a forward per candidate
+
+
 def test_quality_empty_baseline_runs_no_model(tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
