@@ -138,3 +138,20 @@ def test_http_load_runs_both_modes(tiny, tmp_path, capsys):
     report = json.loads(out.read_text())
     assert [m["batch"] for m in report["modes"]] == [16, 1]
     assert all(r["requests"] >= 3 and not r["errors"] for m in report["modes"] for r in m["levels"])
+
+
+def test_compare_tasks_counts_identical_and_one_sided_passes(tmp_path, capsys):
+    from benchmarks import compare_tasks
+
+    def row(task, completion, passed):
+        return json.dumps({"run": "main", "benchmark": "single-line", "task_id": task, "completion": completion,
+                           "passed": passed, "exact": False})
+
+    a, b = tmp_path / "a.tasks.jsonl", tmp_path / "b.tasks.jsonl"
+    a.write_text("\n".join([row("t1", "x\n", True), row("t2", "y\n", False), row("t3", "z\n", False)]) + "\n")
+    b.write_text("\n".join([row("t1", "x\n", False), row("t2", "w\n", True)]) + "\n")
+    assert compare_tasks.main([str(a), str(b), "--out", str(tmp_path / "c.json")]) == 0
+    head = _last_json(capsys.readouterr().out)
+    assert (head["tasks"], head["identical"], head["a_passed"], head["b_passed"]) == (2, 1, 1, 1)
+    assert head["only_a_passed"] == ["t1"] and head["only_b_passed"] == ["t2"]
+    assert compare_tasks.main([str(a), str(tmp_path / "missing.jsonl")]) == 2
