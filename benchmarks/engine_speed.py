@@ -29,7 +29,8 @@ import torch
 
 from benchmarks import humaneval
 from benchmarks.ar_baseline import ARDecoder
-from benchmarks.quality import generate, write_atomic
+from benchmarks.quality import generate
+from benchmarks.report import write_atomic
 from engine.options import InfillOptions
 
 SETTINGS: dict[str, dict] = {

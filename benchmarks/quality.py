@@ -37,7 +37,6 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -48,101 +47,26 @@ from types import MappingProxyType
 
 from benchmarks import humaneval
 from benchmarks.humaneval import (
-    REPO_ROOT,
     DataUnavailableError,
     Problem,
     TaskOutcome,
     exact_match,
     pass_at_1,
 )
+from benchmarks.quality_args import (  # noqa: F401 (re-exported: the harness's command line)
+    DEFAULT_BENCHMARKS,
+    DEFAULT_OUT,
+    UsageError,
+    build_parser,
+    parse_decode,
+    parse_steps_grid,
+)
+from benchmarks.report import format_table, git_state, headline, plot_steps, write_atomic  # noqa: F401
 
-DEFAULT_BENCHMARKS = "single-line,multi-line,random-span-light"
-DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "quality.json"
 DEFAULT_MAX_TOKENS = MappingProxyType({
     "single-line": 48, "multi-line": 128, "random-span": 128, "random-span-light": 128,
 })
-RESERVED_DECODE_KEYS = ("prefix", "suffix", "max_tokens")  # set by the harness itself
 PROGRESS_EVERY_S = 10.0
-
-
-class UsageError(Exception):
-    """A command-line mistake: printed without a traceback, exit status 2."""
-
-
-# ---------------------------------------------------------------------------- arguments
-def parse_decode(items: Sequence[str]) -> dict[str, object]:
-    """``["steps=16", "sampler=fast"]`` -> ``{"steps": 16, "sampler": "fast"}``.
-
-    Values are JSON when they parse as JSON (numbers, true/false/null, quoted strings);
-    ``True``/``False``/``None`` are accepted too; anything else stays a string.
-    """
-    out: dict[str, object] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key.isidentifier():
-            raise UsageError(f"--decode expects key=value with a keyword name, got {item!r}")
-        if key in RESERVED_DECODE_KEYS:
-            raise UsageError(f"--decode {key}=... is set by the harness (use --max-tokens for max_tokens)")
-        python_words = {"True": True, "False": False, "None": None}
-        if raw in python_words:
-            value: object = python_words[raw]
-        else:
-            try:
-                value = json.loads(raw)
-            except json.JSONDecodeError:
-                value = raw
-        out[key] = value
-    return out
-
-
-def parse_steps_grid(spec: str | None) -> list[int]:
-    if not spec:
-        return []
-    try:
-        steps = [int(s) for s in spec.split(",") if s.strip()]
-    except ValueError:
-        raise UsageError(f"--steps-grid expects comma-separated integers, got {spec!r}") from None
-    if not steps or any(s <= 0 for s in steps):
-        raise UsageError(f"--steps-grid expects positive integers, got {spec!r}")
-    return sorted(set(steps))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.quality",
-                                description="HumanEval-infilling pass@1 and exact match of the engine.")
-    p.add_argument("--model", default=None, help="model directory or hub id (default: the embedded model)")
-    p.add_argument("--benchmarks", default=DEFAULT_BENCHMARKS,
-                   help=f"comma-separated: {', '.join(humaneval.BENCHMARK_FILES)}, or 'all' "
-                        f"(default: {DEFAULT_BENCHMARKS})")
-    p.add_argument("--limit", type=int, default=None,
-                   help="N tasks per benchmark, evenly spaced over the file (deterministic)")
-    p.add_argument("--seed", type=int, default=0, help="decoding seed passed to engine.infill (default 0)")
-    p.add_argument("--max-tokens", type=int, default=None,
-                   help="span budget for every benchmark (default: single-line 48, others 128)")
-    p.add_argument("--steps-grid", default=None, metavar="S1,S2,...",
-                   help="also run with steps=S for each value and plot pass@1 against steps")
-    p.add_argument("--decode", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
-                   help="extra keyword arguments of engine.infill (e.g. steps=16 sampler=fast)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help="summary JSON; per-task lines go to <stem>.tasks.jsonl, the plot to <stem>.steps.png")
-    p.add_argument("--canonical", action="store_true",
-                   help="no model: execute canonical_solution (self-check, must score 100%%)")
-    p.add_argument("--empty", action="store_true",
-                   help="no model: every completion is empty (the floor a model has to beat: "
-                        "some tasks pass without their line)")
-    p.add_argument("--oracle-length", action="store_true",
-                   help="decode every task with its true span length (the canonical solution's token "
-                        "count, no early stop): the ceiling of a length policy")
-    p.add_argument("--data-dir", default=None,
-                   help=f"directory of the HumanEval-infilling files (default: ${humaneval.ENV_DATA_DIR} "
-                        f"or {humaneval.DEFAULT_DATA_DIR})")
-    p.add_argument("--timeout", type=float, default=humaneval.DEFAULT_TIMEOUT_S,
-                   help="wall-clock seconds per task (default 3, as upstream)")
-    p.add_argument("--workers", type=int, default=None, help="parallel sandboxes (default: CPU count)")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto")
-    return p
 
 
 # ---------------------------------------------------------------------------- generation
@@ -282,80 +206,6 @@ def run_config(engine, suites: dict[str, list[Problem]], args: argparse.Namespac
                                "passed": outcome.passed, "exact": em, "detail": outcome.detail,
                                "exec_s": outcome.seconds, **rec, "completion": completion})
     return summary
-
-
-# ---------------------------------------------------------------------------- output
-def headline(summary: dict[str, dict]) -> dict[str, float]:
-    out = {}
-    for name, s in summary.items():
-        key = name.replace("-", "_")
-        out[f"{key}_pass@1"] = round(s["pass@1"], 4)
-        out[f"{key}_exact"] = round(s["exact_match"], 4)
-    return out
-
-
-def format_table(title: str, summary: dict[str, dict]) -> str:
-    head = (f"{'benchmark':<18}{'tasks':>7}{'pass@1':>9}{'exact':>9}{'failed':>8}{'timeout':>8}"
-            f"{'error':>7}{'tok/s':>9}{'gen s':>9}{'exec s':>9}")
-    lines = [title, head, "-" * len(head)]
-    for name, s in summary.items():
-        gen = s["generation"] or {}
-        tps = gen.get("tokens_per_s")
-        lines.append(
-            f"{name:<18}{s['tasks']:>7}{s['pass@1'] * 100:>8.1f}%{s['exact_match'] * 100:>8.1f}%"
-            f"{s['statuses']['failed']:>8}{s['statuses']['timeout']:>8}{s['statuses']['error']:>7}"
-            f"{(f'{tps:.1f}' if tps is not None else '-'):>9}"
-            f"{(format(gen['seconds'], '.1f') if gen else '-'):>9}{s['execution_s']:>9.1f}")
-    return "\n".join(lines)
-
-
-def plot_steps(path: Path, grid: list[dict], names: list[str], title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = [g["steps"] for g in grid]
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for i, name in enumerate(names):
-        color = f"C{i}"
-        n = grid[0]["benchmarks"][name]["tasks"]
-        ax.plot(steps, [g["benchmarks"][name]["pass@1"] * 100 for g in grid], "o-", color=color,
-                label=f"{name} pass@1 (n={n})")
-        ax.plot(steps, [g["benchmarks"][name]["exact_match"] * 100 for g in grid], "x:", color=color,
-                alpha=0.7, label=f"{name} exact")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(steps, [str(s) for s in steps])
-    ax.set_xlabel("denoising steps")
-    ax.set_ylim(-2, 102)
-    ax.set_ylabel("% of tasks")
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp")
-    fig.savefig(tmp, format="png")
-    plt.close(fig)
-    os.replace(tmp, path)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def git_state() -> dict[str, object]:
-    def git(*cmd: str) -> str | None:
-        try:
-            r = subprocess.run(["git", *cmd], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return r.stdout.strip() if r.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 
 # ---------------------------------------------------------------------------- main

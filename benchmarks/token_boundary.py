@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchmarks.heldout import heldout_files, pick_spans
 from benchmarks.humaneval import load_benchmark
-from benchmarks.quality import write_atomic
+from benchmarks.report import write_atomic
 
 TOKENIZER = Path(__file__).resolve().parents[1] / "engine" / "models" / "mercury-coder-tiny" / "tokenizer.json"
 

@@ -171,8 +171,8 @@ class Engine:
             if not isinstance(r.prefix, str) or not isinstance(r.suffix, str):
                 raise InvalidRequestError("prefix and suffix must be strings")
         t0 = time.perf_counter()
-        canvases = [build_canvas(self.tokenizer, r.prefix, r.suffix, r.max_tokens, self.context_tokens, opts.heal)
-                    for r in requests]
+        canvases = [build_canvas(self.tokenizer, r.prefix, r.suffix, r.max_tokens, self.context_tokens, opts.heal,
+                                 opts.heal_tail) for r in requests]
         t1 = time.perf_counter()
         results = self._decode(canvases, opts, cancel, callback)
         for r in results:

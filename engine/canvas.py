@@ -8,12 +8,20 @@ Boundary healing: byte-level BPE merges across the cursor (newline + indentation
 an identifier), so text cut at a span's left edge ends in a token the model rarely saw there.
 That last token is removed and its bytes become a constraint on the span's first token (it
 must start with them); the healed bytes are stripped from the returned text.
+
+End healing, the same at the span's right edge: when the prefix ends a line and the suffix
+starts with indentation, the span is whole lines, and the joint tokenization ends it with one
+token holding its last line break *and* the suffix's indentation (``"\n       "`` before
+``" for"``). The suffix's leading indentation token is removed (the model then sees the suffix
+as it saw suffixes in training) and kept as ``tail_bytes``: a fixed-length fill must end with a
+token ending in ``"\n" + tail_bytes`` (engine/decode.py), and the indentation is stripped from
+the end of the returned text (it is the suffix's, which the caller keeps).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.errors import InvalidRequestError
 from engine.tokenizer import Tokenizer
@@ -32,6 +40,7 @@ class SpanLayout:
     lengths: list[int]
     heal: list[bytes]  # per span: bytes its first token must start with (b"" = none)
     trimmed: bool
+    tail: list[bytes] = field(default_factory=list)  # per span: suffix indentation healed off (end healing)
 
     @property
     def prompt_tokens(self) -> int:
@@ -46,6 +55,7 @@ class Canvas:
     span_len: int
     heal_bytes: bytes  # bytes the span's first token must start with (b"" = none)
     trimmed: bool
+    tail_bytes: bytes = b""  # indentation healed off the suffix's start (b"" = none; end healing)
 
     @property
     def span_start(self) -> int:
@@ -60,7 +70,7 @@ class Canvas:
 
     def layout(self, mask_id: int) -> SpanLayout:
         return SpanLayout(self.ids(mask_id), [self.span_start], [self.span_len], [self.heal_bytes],
-                          self.trimmed)
+                          self.trimmed, [self.tail_bytes])
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -71,6 +81,25 @@ def heal_boundary(tok: Tokenizer, ids: list[int]) -> tuple[list[int], bytes]:
         return ids, b""
     last = tok.token_bytes[ids[-1]] if ids[-1] < len(tok.token_bytes) else b""
     return (ids[:-1], last) if last else (ids, b"")
+
+
+def heal_end(tok: Tokenizer, prefix: str, suf: list[int]) -> tuple[list[int], bytes]:
+    """End healing: ``suf`` without its leading indentation token, and that token's bytes, when
+    the span is whole lines (``prefix`` is empty or ends a line) and a line break merges with
+    that indentation into one token; ``(suf, b"")`` otherwise."""
+    if len(suf) < 2 or (prefix and not prefix.endswith("\n")):
+        return suf, b""
+    first = tok.token_bytes[suf[0]] if suf[0] < len(tok.token_bytes) else b""
+    if not first or first.strip(b" \t"):
+        return suf, b""
+    merged = tok.encode("\n" + first.decode("ascii"))
+    return (suf[1:], first) if len(merged) == 1 else (suf, b"")
+
+
+def strip_tail(text: str, tail: bytes) -> str:
+    """``text`` without the healed suffix indentation at its end (after its last line break)."""
+    end = "\n" + tail.decode("ascii") if tail else ""
+    return text[: len(text) - len(tail)] if end and text.endswith(end) else text
 
 
 def fit_context(before: list[int], after: list[int], room: int, after_share: int) -> tuple[list[int], list[int]]:
@@ -90,15 +119,17 @@ def check_context(context_limit: int) -> None:
 
 # ---------------------------------------------------------------------------- one span
 def build_canvas(tok: Tokenizer, prefix: str, suffix: str, max_tokens: int, context_limit: int,
-                 heal: bool = True) -> Canvas:
+                 heal: bool = True, heal_tail: bool = True) -> Canvas:
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens <= 0:
         raise InvalidRequestError(f"max_tokens must be a positive integer, got {max_tokens!r}")
     check_context(context_limit)
     pre = tok.encode(prefix) if prefix else []
     suf = tok.encode(suffix) if suffix else []
-    heal_bytes = b""
+    heal_bytes = tail_bytes = b""
     if heal:
         pre, heal_bytes = heal_boundary(tok, pre)
+    if heal and heal_tail:
+        suf, tail_bytes = heal_end(tok, prefix, suf)
     want = max_tokens + (1 if heal_bytes else 0)
     span = min(want, context_limit // MAX_SPAN_SHARE)
     trimmed = span < want
@@ -106,7 +137,7 @@ def build_canvas(tok: Tokenizer, prefix: str, suffix: str, max_tokens: int, cont
     if len(pre) + len(suf) > room:
         trimmed = True
         pre, suf = fit_context(pre, suf, room, INFILL_SUFFIX_SHARE)
-    return Canvas(pre, suf, span, heal_bytes, trimmed)
+    return Canvas(pre, suf, span, heal_bytes, trimmed, tail_bytes)
 
 
 # ---------------------------------------------------------------------------- several spans

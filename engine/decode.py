@@ -16,6 +16,9 @@ Rules (all per span):
   undecided position to its right becomes padding (``fill_after_stop``).
 * **boundary healing** — a span's first token must start with the bytes healed off the text
   before it (engine/canvas.py; ``constrain_logits``).
+* **end healing** — a fixed-length fill whose suffix had its indentation healed off ends with a
+  token ending in a line break plus that indentation (engine/canvas.py; ``constrain_tail``);
+  the indentation is stripped from the span's text.
 * **single line** — with ``single_line``, a span ends once its decided run from the start holds
   a line break after non-blank text (``end_at_line``); ``read_span`` cuts inside that token.
 """
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from engine.canvas import SpanLayout, first_line, span_text
+from engine.canvas import SpanLayout, first_line, span_text, strip_tail
 from engine.model import Transformer
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken, StepEvent
@@ -91,6 +94,15 @@ def constrain_logits(logits: Tensor, span_offsets: Tensor, tok: Tokenizer, heal_
                 row[:, allowed.shape[0]:] = float("-inf")
             logits[first] = row
     return logits
+
+
+def constrain_tail(logits: Tensor, tok: Tokenizer, tail: bytes) -> Tensor:
+    """End healing: rows [N, V] may only pick a token ending in a line break plus ``tail``."""
+    allowed = tok.tokens_ending_with(b"\n" + tail, logits.device)[: logits.shape[-1]]  # [V']
+    out = logits.clone()
+    out[:, : allowed.shape[0]][:, ~allowed] = float("-inf")
+    out[:, allowed.shape[0]:] = float("-inf")
+    return out
 
 
 def make_generator(seed: int | None, device: torch.device) -> torch.Generator:
@@ -163,6 +175,7 @@ class SpanState:
     decided: Tensor  # [P] bool
     conf: Tensor  # [P] confidence of each committed token
     stopped: list[bool] = field(default_factory=list)  # per span: a stop token or line end ended it
+    tail: list[bytes] = field(default_factory=list)  # per span: suffix indentation healed off (b"" = none)
 
     pos: Tensor = field(init=False)  # [P] canvas position of each row
     span_of: Tensor = field(init=False)  # [P] span of each row
@@ -176,7 +189,8 @@ class SpanState:
         p = sum(layout.lengths)
         return cls(torch.tensor(layout.ids, device=device), list(layout.starts), list(layout.lengths),
                    list(layout.heal), torch.zeros(p, dtype=torch.bool, device=device),
-                   torch.zeros(p, device=device), [False] * len(layout.lengths))
+                   torch.zeros(p, device=device), [False] * len(layout.lengths),
+                   list(layout.tail) or [b""] * len(layout.lengths))
 
     def _index(self) -> None:
         dev = self.ids.device
@@ -208,15 +222,22 @@ class SpanState:
 
 
 def predict_rows(state: SpanState, tok: Tokenizer, rows: Tensor, logits: Tensor, temperature: float,
-                 kind: str, allow_stop: bool, generator: torch.Generator | None) -> tuple[Tensor, Tensor]:
+                 kind: str, allow_stop: bool, generator: torch.Generator | None,
+                 final_length: bool = True) -> tuple[Tensor, Tensor]:
     """(token [N], confidence [N]) for ``rows`` [N] from their logits [N, V]: the mask token
-    (and stops unless ``allow_stop``) forbidden, healing at each span's first position."""
+    (and stops unless ``allow_stop``) forbidden, healing at each span's first position and,
+    in a fixed-length fill whose spans have their ``final_length``, end healing at their last."""
     span_of, offsets = state.span_of[rows], state.offset_of[rows]
     lg = constrain_logits(logits, offsets, tok, b"", allow_stop)
     for i in torch.unique(span_of[offsets == 0]).tolist():
         if state.heal[i]:
             sel = (span_of == i).nonzero().flatten()
             lg[sel] = constrain_logits(lg[sel], offsets[sel], tok, state.heal[i])
+    if not allow_stop and final_length:
+        for i, tail in enumerate(state.tail):
+            last = ((span_of == i) & (offsets == state.lengths[i] - 1)).nonzero().flatten()
+            if tail and last.numel():
+                lg[last] = constrain_tail(lg[last], tok, tail)
     return predict(lg, temperature, kind, generator)
 
 
@@ -303,6 +324,7 @@ def read_span(state: SpanState, tok: Tokenizer, i: int, single_line: bool = Fals
     if single_line:
         line, count = first_line(tok, text, kept, state.heal[i])
         cut, text = line != text, line
+    text = strip_tail(text, state.tail[i])
     r0 = state.row0(i)
     return SpanRead(text, kept[:count], state.conf[r0:r0 + count].tolist(),
                     "stop" if cut or count < n else "length")

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 import torch.nn.functional as F
@@ -141,7 +141,7 @@ class FastDecoder:
         max_span = canvas.span_len
         span = max_span if sched.initial_span == WHOLE_SPAN else min(max_span, sched.initial_span + (
             1 if canvas.heal_bytes else 0))
-        first = Canvas(canvas.prefix_ids, canvas.suffix_ids, span, canvas.heal_bytes, canvas.trimmed)
+        first = replace(canvas, span_len=span)
         return DecodeState(canvas=first, opts=opts, schedule=sched, max_span=max_span,
                            spans=SpanState.new(first.layout(self.tok.mask_id), self.device),
                            generator=make_generator(opts.seed, self.device), cancel=cancel,
@@ -276,7 +276,7 @@ class FastDecoder:
         if logits is None:
             logits = self.model.lm_head(hidden)  # [N, V]
         return predict_rows(s.spans, self.tok, offsets, logits, opts.temperature, opts.confidence,
-                            opts.allow_stop, s.generator)
+                            opts.allow_stop, s.generator, final_length=s.span_len >= s.max_span)
 
     # ------------------------------------------------------------------ decisions
     def _decide_all(self, pairs: list[tuple[DecodeState, Tensor]]) -> None:

@@ -17,7 +17,12 @@ oracle, CAL-style:
   tokens, masked, given the prefix and the fill (one batched forward for all candidates).
 
 The policy is off on the exact path (``engine.options.exact_options``), for the reference
-sampler and whenever the caller fixed the length itself (``allow_stop=False``).
+sampler and whenever the caller fixed the length itself (``allow_stop=False``). It is an opt-in
+(``InfillOptions(length="search")``), not the default: with the single-line mode the language
+server uses, it chose no better lines than one free-length decode on 200 HumanEval tasks and
+cost 5.5x its p50 latency on 2 CPU cores (3 candidates: 1.9x); see README, "Length-aware
+decoding". Candidates whose suffix starts with indentation end with a line break plus that
+indentation (end healing, engine/canvas.py), so each candidate length is a whole line.
 """
 
 from __future__ import annotations
@@ -57,8 +62,7 @@ def plan(canvas: Canvas, opts: InfillOptions) -> list[Canvas]:
     extra = 1 if canvas.heal_bytes else 0  # the healed token is decoded inside the span
     budget = canvas.span_len - extra
     lengths = sorted({min(n, budget) for n in (opts.length_candidates or DEFAULT_LENGTHS)})
-    return [Canvas(canvas.prefix_ids, canvas.suffix_ids, n + extra, canvas.heal_bytes, canvas.trimmed)
-            for n in lengths if n > 0]
+    return [replace(canvas, span_len=n + extra) for n in lengths if n > 0]
 
 
 def mean_log_confidence(result: InfillResult) -> float:

@@ -31,6 +31,7 @@ class Tokenizer:
         self.vocab_size = tok.get_vocab_size(with_added_tokens=True)
         self._token_bytes: list[bytes] | None = None
         self._prefix_masks: dict[bytes, torch.Tensor] = {}
+        self._end_masks: dict[bytes, torch.Tensor] = {}
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -97,6 +98,16 @@ class Tokenizer:
             if len(self._prefix_masks) >= PREFIX_MASK_CACHE:
                 self._prefix_masks.pop(next(iter(self._prefix_masks)))
             self._prefix_masks[prefix] = hit
+        return hit.to(device)
+
+    def tokens_ending_with(self, end: bytes, device: torch.device) -> torch.Tensor:
+        """Bool mask [V] of tokens whose bytes end with ``end`` (for end healing)."""
+        hit = self._end_masks.get(end)
+        if hit is None:
+            hit = torch.tensor([len(b) > 0 and b.endswith(end) for b in self.token_bytes], dtype=torch.bool)
+            if len(self._end_masks) >= PREFIX_MASK_CACHE:
+                self._end_masks.pop(next(iter(self._end_masks)))
+            self._end_masks[end] = hit
         return hit.to(device)
 
 

@@ -93,6 +93,21 @@ def test_heldout_span_ce_probe_matches_one_canvas_at_a_time(tiny, tmp_path, caps
     eng.close()
 
 
+def test_length_cost_times_every_variant_interleaved(tiny, tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import length_cost
+
+    out = tmp_path / "cost.json"
+    assert length_cost.main(["--model", str(tiny), "--requests", "2", "--max-tokens", "6", "--out", str(out),
+                             "--variant", "off=off", "--variant", "two=search:2,4"]) == 0
+    head = _last_json(capsys.readouterr().out)
+    assert set(head) == {"off_p50_ms", "two_p50_ms", "two_p50_vs_off"}
+    rows = json.loads(out.read_text())["rows"]
+    assert rows["two"]["options"] == {"length": "search", "length_candidates": [2, 4]}
+    assert rows["off"]["forwards_per_request"] >= 1 and rows["two"]["forwards_per_request"] >= 2  # a forward per candidate
+
+
 def test_quality_empty_baseline_runs_no_model(tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
@@ -140,3 +155,20 @@ def test_batch_forward_measures_both_curves(tiny, tmp_path, capsys):
     (mode,) = json.loads(out.read_text())["modes"]
     assert [r["batch"] for r in mode["forward"]] == [1, 2] and mode["forward"][1]["block_ms"] > 0
     assert mode["decode"][1]["differ_from_alone"] == 0  # float32: batching changes no result
+
+
+def test_compare_tasks_counts_identical_and_one_sided_passes(tmp_path, capsys):
+    from benchmarks import compare_tasks
+
+    def row(task, completion, passed):
+        return json.dumps({"run": "main", "benchmark": "single-line", "task_id": task, "completion": completion,
+                           "passed": passed, "exact": False})
+
+    a, b = tmp_path / "a.tasks.jsonl", tmp_path / "b.tasks.jsonl"
+    a.write_text("\n".join([row("t1", "x\n", True), row("t2", "y\n", False), row("t3", "z\n", False)]) + "\n")
+    b.write_text("\n".join([row("t1", "x\n", False), row("t2", "w\n", True)]) + "\n")
+    assert compare_tasks.main([str(a), str(b), "--out", str(tmp_path / "c.json")]) == 0
+    head = _last_json(capsys.readouterr().out)
+    assert (head["tasks"], head["identical"], head["a_passed"], head["b_passed"]) == (2, 1, 1, 1)
+    assert head["only_a_passed"] == ["t1"] and head["only_b_passed"] == ["t2"]
+    assert compare_tasks.main([str(a), str(tmp_path / "missing.jsonl")]) == 2
