@@ -8,7 +8,8 @@ The traces (``benchmarks/typing_trace``) type back regions of held-out standard-
 jumps. Every key sends a ``didChange``; as an editor does, an ``inlineCompletion`` request goes
 out once the keyboard has been idle ``--debounce-ms``, and a pending one is cancelled by the
 next key. The same trace runs once per arm (a fresh daemon with that arm's settings):
-``before`` switches the new features off, ``after`` is the shipped defaults. Reported per arm:
+``before`` switches the new features off (typeahead, the incremental context cache),
+``typeahead`` switches only the context cache off, ``after`` is the shipped defaults. Reported per arm:
 
 * p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
 * the share of word-pause points showing a suggestion within ``FAST_MS``;
@@ -42,7 +43,9 @@ ANSWER_WAIT_S = 30.0  # after the trace, a request still without a response is "
 TRACE_FILES = 3  # held-out files per run (each gets seconds / TRACE_FILES of typing)
 CANCELLED = -32800
 ARMS = {
-    "before": {"typeahead": False},  # the suggestion cache answers only exact repeats
+    # Typeahead off (the suggestion cache answers only exact repeats), no context reuse.
+    "before": {"typeahead": False, "contextCache": False},
+    "typeahead": {"contextCache": False},  # typeahead alone: what the incremental context cache adds
     "after": {},  # shipped defaults
 }
 
@@ -229,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=8.0, help="keystrokes per second while typing a word")
     p.add_argument("--debounce-ms", type=float, default=EDITOR_DEBOUNCE_MS, help="the editor's debounce")
     p.add_argument("--seed", type=int, default=17)
-    p.add_argument("--arms", default="before,after", help=f"comma-separated, of {','.join(ARMS)}")
+    p.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {','.join(ARMS)}")
     args = p.parse_args(argv)
     tmp = None
     if args.model == "tiny":

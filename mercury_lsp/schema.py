@@ -67,6 +67,7 @@ class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
     temperature: float = 0.0
     seed: int = 0
     single_line: bool = False  # the engine may stop after the first text line (line spans)
+    context_reuse: bool = True  # the engine may reuse the context's keys/values of earlier requests
 
 
 class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):
