@@ -9,7 +9,9 @@ jumps. Every key sends a ``didChange``; as an editor does, an ``inlineCompletion
 out once the keyboard has been idle ``--debounce-ms``, and a pending one is cancelled by the
 next key. The same trace runs once per arm (a fresh daemon with that arm's settings):
 ``before`` switches the new features off (typeahead, the incremental context cache),
-``typeahead`` switches only the context cache off, ``after`` is the shipped defaults. Reported per arm:
+``typeahead`` switches only the context cache off, ``after`` is the shipped defaults and
+``after_all_cores`` the same with a torch thread per core (the daemon's default leaves one
+core to the editor). Reported per arm:
 
 * p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
 * the share of word-pause points showing a suggestion within ``FAST_MS``;
@@ -46,7 +48,8 @@ ARMS = {
     # Typeahead off (the suggestion cache answers only exact repeats), no context reuse.
     "before": {"typeahead": False, "contextCache": False},
     "typeahead": {"contextCache": False},  # typeahead alone: what the incremental context cache adds
-    "after": {},  # shipped defaults
+    "after": {},  # shipped defaults (torch threads: every core but one, left to the editor)
+    "after_all_cores": {"threads": os.cpu_count() or 1},  # shipped defaults with a thread per core
 }
 
 
