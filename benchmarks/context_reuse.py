@@ -2,7 +2,7 @@
 infills with the cache off and on, side by side in one run.
 
     python -m benchmarks.context_reuse [--model DIR] [--limit 200] [--typed-chars 24]
-        [--every 3] [--max-tokens 32] [--out benchmarks/results/context_reuse.json]
+        [--every 3] [--max-tokens 32] [--variant NAME:key=value,...] [--out benchmarks/results/context_reuse.json]
 
 Each HumanEval single-line task is reached the way an editor reaches it: the user types the
 last ``--typed-chars`` characters of the prompt, and a completion request goes out every
@@ -13,6 +13,9 @@ the request, for earlier blocks): the approximation whose quality this benchmark
 it off (``context_reuse=False``) every full step recomputes the whole canvas. Both arms run in
 the same process on the same tasks, interleaved task by task (the arm that goes first
 alternates), with the balanced preset and ``single_line=True`` (the daemon's line spans).
+
+``--variant NAME:refresh_every=2,margin=32`` adds an arm with the cache on under another policy
+(fields of ``engine.context_cache.CachePolicy``); every arm has a cache of its own.
 
 Prints a table, writes JSON and ends with one JSON line of headline figures.
 """
@@ -25,15 +28,16 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from benchmarks import humaneval
 from benchmarks.engine_speed import percentile
 from benchmarks.quality import write_atomic
+from engine.context_cache import CachePolicy, ContextCache
 from engine.options import InfillOptions
 
 DEFAULT_OUT = Path("benchmarks/results/context_reuse.json")
-ARMS = {"off": False, "on": True}  # arm -> InfillOptions.context_reuse
 QUALITY_TOLERANCE_POINTS = 1.0  # the issue's bound: pass@1 within 1 point of the uncached path
 
 
@@ -48,8 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME:key=value,...",
+                   help="an extra arm: the cache on with these CachePolicy fields")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return p
+
+
+def policies(variants: list[str]) -> dict[str, CachePolicy | None]:
+    """Arm -> cache policy (None: the cache off)."""
+    out: dict[str, CachePolicy | None] = {"off": None, "on": CachePolicy()}
+    for spec in variants:
+        name, _, fields = spec.partition(":")
+        pairs = dict(kv.split("=", 1) for kv in fields.split(",") if kv)
+        out[name] = replace(CachePolicy(), **{k: int(v) for k, v in pairs.items()})
+    return out
 
 
 def typing_prefixes(prompt: str, typed: int, every: int) -> list[str]:
@@ -70,14 +86,18 @@ def run(args: argparse.Namespace) -> dict:
 
     engine = Engine.load(args.model, threads=args.threads)
     problems = humaneval.take_subset(humaneval.load_benchmark("single-line", args.data_dir), args.limit)
-    cache = engine.scheduler.decoder.context_cache
-    arms = {name: {"completions": [], "ms": [], "forwards": 0} for name in ARMS}
+    decoder = engine.scheduler.decoder
+    pols = policies(args.variant)
+    caches = {name: ContextCache(p) for name, p in pols.items() if p is not None}
+    arms = {name: {"completions": [], "ms": [], "forwards": 0} for name in pols}
     engine.infill("def f(x):\n    return ", "\n", args.max_tokens, InfillOptions(single_line=True))  # warm-up
     t_start = time.perf_counter()
     for i, prob in enumerate(problems):
-        order = list(ARMS) if i % 2 == 0 else list(reversed(ARMS))
+        order = list(pols) if i % 2 == 0 else list(reversed(pols))
         for name in order:
-            opts = InfillOptions(single_line=True, context_reuse=ARMS[name])
+            opts = InfillOptions(single_line=True, context_reuse=pols[name] is not None)
+            if name in caches:  # between requests: no step in flight uses the decoder's cache
+                decoder.context_cache = caches[name]
             for prefix in typing_prefixes(prob.prompt, args.typed_chars, args.every):
                 engine.infill(prefix, prob.suffix, args.max_tokens, opts)
             t0 = time.perf_counter()
@@ -94,7 +114,8 @@ def run(args: argparse.Namespace) -> dict:
         exact = [humaneval.exact_match(c, p.canonical_solution) for c, p in zip(a["completions"], problems,
                                                                                strict=True)]
         out_arms.append({
-            "arm": name, "context_reuse": ARMS[name], "tasks": len(problems),
+            "arm": name, "policy": None if pols[name] is None else pols[name].__dict__,
+            "cache": caches[name].stats.as_dict() if name in caches else None, "tasks": len(problems),
             "pass@1": round(humaneval.pass_at_1(outcomes), 4),
             "exact": round(sum(exact) / len(exact), 4),
             "p50_ms": round(percentile(a["ms"], 50), 1), "p95_ms": round(percentile(a["ms"], 95), 1),
@@ -105,11 +126,12 @@ def run(args: argparse.Namespace) -> dict:
                                                           strict=True)) / len(problems), 4),
         })
     delta = round(100 * (out_arms[1]["pass@1"] - out_arms[0]["pass@1"]), 2)
+    decoder.context_cache = caches["on"]
     return {
         "benchmark": "single-line", "limit": args.limit, "typed_chars": args.typed_chars, "every": args.every,
         "max_tokens": args.max_tokens, "preset": "balanced", "threads": engine_threads(),
         "loadavg_1m": round(os.getloadavg()[0], 2), "nproc": os.cpu_count(),
-        "generation_s": round(gen_s, 1), "cache": cache.stats.as_dict(), "policy": cache.policy.__dict__,
+        "generation_s": round(gen_s, 1),
         "arms": out_arms, "pass_delta_points": delta,
         "within_tolerance": abs(delta) <= QUALITY_TOLERANCE_POINTS,
     }
@@ -131,7 +153,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'':<16}" + "".join(f"{k:>14}" for k in keys))
     for a in result["arms"]:
         print(f"  {a['arm']:<16}" + "".join(f"{a[k]:>14}" for k in keys))
-    print(f"  cache: {result['cache']}")
     print(json.dumps({"pass_off": result["arms"][0]["pass@1"], "pass_on": result["arms"][1]["pass@1"],
                       "delta_points": result["pass_delta_points"],
                       "edit_sim_off": result["arms"][0]["edit_sim"], "edit_sim_on": result["arms"][1]["edit_sim"],

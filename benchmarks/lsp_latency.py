@@ -11,7 +11,7 @@ next key. The same trace runs once per arm (a fresh daemon with that arm's setti
 ``before`` switches the new features off (typeahead, the incremental context cache),
 ``typeahead`` switches only the context cache off, ``after`` is the shipped defaults and
 ``after_all_cores`` the same with a torch thread per core (the daemon's default leaves one
-core to the editor). Reported per arm:
+core to the editor), ``after_prefetch`` the same with speculative prefetch on. Reported per arm:
 
 * p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
 * the share of word-pause points showing a suggestion within ``FAST_MS``;
@@ -50,6 +50,7 @@ ARMS = {
     "typeahead": {"contextCache": False},  # typeahead alone: what the incremental context cache adds
     "after": {},  # shipped defaults (torch threads: every core but one, left to the editor)
     "after_all_cores": {"threads": os.cpu_count() or 1},  # shipped defaults with a thread per core
+    "after_prefetch": {"prefetch": True},  # shipped defaults plus speculative prefetch
 }
 
 
@@ -201,7 +202,8 @@ async def finish_arm(name: str, c: WireClient, r: Replay, cpu0: float | None) ->
         "shown": len(r.shown_ms), "p50_ms": percentile(r.shown_ms, 0.5), "p95_ms": percentile(r.shown_ms, 0.95),
         "pause_fast_share": round(n["pause_fast"] / n["pause_requests"], 3) if n["pause_requests"] else None,
         "typeahead_hit_rate": round(n["typeahead_hits"] / n["typeahead_chances"], 3) if n["typeahead_chances"] else None,
-        "server_cache_hits": counters.get("cacheHits"), "engine_ms_p50": round(server["engineMsP50"], 1) if server.get("engineMsP50") else None,
+        "server_cache_hits": counters.get("cacheHits"), "prefetch_used": counters.get("prefetchUsed"),
+        "engine_ms_p50": round(server["engineMsP50"], 1) if server.get("engineMsP50") else None,
         "daemon_cpu_s": round(cpu1 - cpu0, 2) if cpu0 is not None and cpu1 is not None else None,
         "peak_rss_mb": round(hwm, 1) if hwm is not None else None,
     }
@@ -224,6 +226,7 @@ ROWS = (("requests (debounced)", "requests"), ("suggestions shown", "shown"), ("
         ("typeahead hit rate", "typeahead_hit_rate"), ("stale (must be 0)", "stale"),
         ("unanswered (must be 0)", "unanswered"), ("late (after next key)", "late"), ("cancelled", "cancelled"),
         ("empty", "empty"), ("errors", "errors"), ("server cache hits", "server_cache_hits"),
+        ("prefetch answers", "prefetch_used"),
         ("engine p50 (ms)", "engine_ms_p50"), ("daemon CPU (s)", "daemon_cpu_s"), ("peak RSS (MiB)", "peak_rss_mb"))
 
 

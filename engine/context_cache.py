@@ -38,6 +38,9 @@ REFRESH_EVERY = 8
 # A change this many tokens or more before the end of the cached prefix is a far edit: the
 # text after it is new to the cache, so recomputing everything costs little more and is exact.
 MAX_TAIL_TOKENS = 96
+# The last tokens before a change attend most to the changed text (and to the span right after
+# them): this many of them are recomputed with the change even though their ids are unchanged.
+MARGIN_TOKENS = 0
 # Reusing fewer leading tokens saves less than the extra bookkeeping of a split forward.
 MIN_REUSE_TOKENS = 16
 # Contexts kept (least recently used dropped first): a few open documents.
@@ -50,6 +53,7 @@ class CachePolicy:
     max_tail: int = MAX_TAIL_TOKENS
     min_reuse: int = MIN_REUSE_TOKENS
     max_entries: int = MAX_ENTRIES
+    margin: int = MARGIN_TOKENS
 
 
 @dataclass
@@ -107,7 +111,7 @@ class ContextCache:
         """Cached keys/values for the leading positions of ``prefix_ids`` (at most ``limit``),
         or None when nothing useful is cached or the policy asks for a refresh."""
         i, n = self._best(prefix_ids)
-        n = min(n, limit)
+        n = min(n, limit) - self.policy.margin
         if i < 0 or n < self.policy.min_reuse:
             self.stats.misses += 1
             return None

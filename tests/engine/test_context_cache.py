@@ -47,7 +47,7 @@ def layer0_keys(model, ids: list[int]) -> torch.Tensor:
 
 # ---------------------------------------------------------------------------- the policy
 def test_lookup_reuses_the_longest_common_prefix_only():
-    cache = ContextCache(CachePolicy(min_reuse=2))
+    cache = ContextCache(CachePolicy(min_reuse=2, margin=0))
     cache.store([1, 2, 3, 4, 5], fake_kv([1, 2, 3, 4, 5]), reuses=0)
     hit = cache.lookup([1, 2, 3, 9], limit=10)
     assert hit is not None and hit.length == 3
@@ -57,7 +57,7 @@ def test_lookup_reuses_the_longest_common_prefix_only():
 
 
 def test_refresh_after_n_reuses_and_on_far_edits():
-    cache = ContextCache(CachePolicy(min_reuse=2, refresh_every=2, max_tail=3))
+    cache = ContextCache(CachePolicy(min_reuse=2, refresh_every=2, max_tail=3, margin=0))
     ids = list(range(10))
     cache.store(ids, fake_kv(ids), reuses=2)
     assert cache.lookup(ids, limit=10) is None and cache.stats.refreshes == 1  # reused twice: refresh
@@ -78,9 +78,17 @@ def test_one_entry_per_document_and_lru_bound():
     assert common_prefix([1, 2], [1, 2, 3]) == 2
 
 
+def test_the_margin_recomputes_the_tokens_just_before_a_change():
+    cache = ContextCache(CachePolicy(min_reuse=2, margin=2))
+    cache.store(list(range(10)), fake_kv(list(range(10))), 0)
+    hit = cache.lookup([*range(8), 99], limit=20)
+    assert hit is not None and hit.length == 6
+
+
 # ---------------------------------------------------------------------------- the decoder
 def test_reusing_the_same_context_reproduces_the_uncached_answer(engine):
     dec = FastDecoder(engine.model, engine.tokenizer)
+    dec.context_cache.policy = CachePolicy(margin=0)
     prefix, suffix = "class Point:\n    def __init__(self, x, y):\n        self.x = x\n        self.", "\n"
     canvas = build_canvas(engine.tokenizer, prefix, suffix, MAX_TOKENS, engine.context_tokens)
     plain = dec.run([dec.start(canvas, ONE_BLOCK)])[0]
@@ -95,7 +103,7 @@ def test_reusing_the_same_context_reproduces_the_uncached_answer(engine):
 
 def test_typing_on_reuses_the_prefix_and_off_never_touches_the_cache(engine):
     dec = FastDecoder(engine.model, engine.tokenizer)
-    dec.context_cache.policy = CachePolicy(min_reuse=4)
+    dec.context_cache.policy = CachePolicy(min_reuse=4, margin=0)
     stats = dec.context_cache.stats
     text = "for i in range(10):\n    print(i)\n" * 2
     for n in range(len(text) - 6, len(text)):
@@ -126,7 +134,7 @@ def test_the_cache_only_ever_holds_and_serves_the_documents_current_tokens(engin
     tok, model = engine.tokenizer, engine.model
     dec = FastDecoder(model, tok)
     cache = dec.context_cache
-    cache.policy = CachePolicy(min_reuse=2, refresh_every=3, max_tail=12)
+    cache.policy = CachePolicy(min_reuse=2, refresh_every=3, max_tail=12, margin=1)
     served = []
     lookup = cache.lookup
 
