@@ -10,8 +10,8 @@ out once the keyboard has been idle ``--debounce-ms``, and a pending one is canc
 next key. The same trace runs once per arm (a fresh daemon with that arm's settings):
 ``before`` switches the new features off (typeahead, the incremental context cache),
 ``typeahead`` switches only the context cache off, ``after`` is the shipped defaults and
-``after_all_cores`` the same with a torch thread per core (the daemon's default leaves one
-core to the editor), ``after_prefetch`` the same with speculative prefetch on. Reported per arm:
+``after_one_thread`` the same with one torch thread (a core left to the editor),
+``after_prefetch`` the same with speculative prefetch on. Reported per arm:
 
 * p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
 * the share of word-pause points showing a suggestion within ``FAST_MS``;
@@ -48,8 +48,8 @@ ARMS = {
     # Typeahead off (the suggestion cache answers only exact repeats), no context reuse.
     "before": {"typeahead": False, "contextCache": False},
     "typeahead": {"contextCache": False},  # typeahead alone: what the incremental context cache adds
-    "after": {},  # shipped defaults (torch threads: every core but one, left to the editor)
-    "after_all_cores": {"threads": os.cpu_count() or 1},  # shipped defaults with a thread per core
+    "after": {},  # shipped defaults (torch's thread count: one per core)
+    "after_one_thread": {"threads": 1},  # shipped defaults leaving the editor a core
     "after_prefetch": {"prefetch": True},  # shipped defaults plus speculative prefetch
 }
 

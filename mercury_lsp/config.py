@@ -101,8 +101,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     model: str | None = None  # None: the embedded default; else a directory or a hub id
     device: str = "auto"
     dtype: str = "auto"
-    # CPU threads for torch (None: every usable core but one, left to the editor).
-    threads: Annotated[int, Meta(ge=1, le=256)] | None = None
+    threads: Annotated[int, Meta(ge=1, le=256)] | None = None  # CPU threads for torch (None: torch default)
     # Decoding.
     preset: Preset = "balanced"
     sampler: Sampler = "auto"

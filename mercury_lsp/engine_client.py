@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import os
 import queue
 import threading
 import time
@@ -41,21 +40,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CALIBRATION_CHARS = 16_000  # of real code, to estimate characters per token once per model
-# Cores the daemon leaves to the editor when the user sets no thread count: on a busy 2-core
-# machine two torch threads made one request ~10x slower than one (benchmarks/request_profile).
-EDITOR_CORES = 1
 
-__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec",
-           "daemon_threads", "load_session"]
-
-
-def daemon_threads() -> int:
-    """Torch threads for the daemon when the user sets none: every usable core but the editor's."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity API (macOS)
-        cores = os.cpu_count() or 1
-    return max(1, cores - EDITOR_CORES)
+__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec", "load_session"]
 
 
 @dataclass(frozen=True)

@@ -160,15 +160,3 @@ def test_engine_session_passes_single_line_and_context_reuse_to_the_engine():
     assert [c["context_reuse"] for c in eng.calls] == [True, False]  # the contextCache setting's way in
     assert [c["sampler"] for c in eng.calls] == ["fast", "fast"]  # "auto": the engine's default
 
-
-def test_the_daemon_leaves_a_core_to_the_editor(monkeypatch):
-    import os
-
-    from mercury_lsp.engine_client import daemon_threads
-
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert daemon_threads() == 1
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert daemon_threads() == 1
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
-    assert daemon_threads() == 15
