@@ -81,7 +81,7 @@ class CacheStats:
     misses: int = 0
     refreshes: int = 0  # lookups refused by the policy (reuse count or far edit)
     reused_tokens: int = 0
-    computed_tokens: int = 0  # positions the full steps recomputed (hits and misses)
+    computed_tokens: int = 0  # positions the full steps with context reuse on recomputed (hits and misses)
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)

@@ -181,7 +181,8 @@ class FastDecoder:
         want_kv = any(s.opts.cache == "dual" for s in states)
         hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
                                                return_kv=want_kv)  # [B, L, D]
-        self.context_cache.stats.computed_tokens += sum(lengths)
+        self.context_cache.stats.computed_tokens += sum(n for n, s in zip(lengths, states, strict=True)
+                                                        if s.opts.context_reuse)
         for i, s in enumerate(states):
             lo, hi = s.query_window(self.shift)
             s.forwards += 1
