@@ -33,6 +33,8 @@ from pathlib import Path
 RESULTS = Path(__file__).parent / "results" / "request_profile.json"
 STAGES = ("parse", "window", "tokenize", "forward", "commit", "guard", "json")
 TYPE_STEP = 3  # characters typed between two requests on a line
+SKIP_LINES = 80  # typing starts this far into a file: a cursor deep in real code, not in its imports
+PER_FILE = 4  # files contribute at most 1/PER_FILE of the positions each
 ARMS = {  # name -> context reuse (thread counts are compared across daemons: benchmarks/lsp_latency,
     # since switching torch's thread count inside one process costs more than the work measured)
     "nocache": False,
@@ -55,15 +57,18 @@ def typing_positions(files: list[tuple[str, str]], n: int) -> list[tuple[str, in
     """(document text, cursor): lines of real code typed back TYPE_STEP characters at a time."""
     out: list[tuple[str, int]] = []
     for _, text in files:
-        offset = 0
-        for line in text.splitlines(keepends=True):
+        offset, mine = 0, 0
+        for number, line in enumerate(text.splitlines(keepends=True)):
             body = line.rstrip("\n")
             start = offset + len(body) - len(body.lstrip())
             offset += len(line)
-            if len(body.strip()) < 12 or body.lstrip().startswith("#"):
+            if number < SKIP_LINES or len(body.strip()) < 12 or body.lstrip().startswith("#"):
                 continue
+            if mine >= max(1, n // PER_FILE):
+                break
             for cut in range(start + 4, offset - 1, TYPE_STEP):  # the rest of the line not typed yet
                 out.append((text[:cut] + text[offset - 1:], cut))
+                mine += 1
                 if len(out) >= n:
                     return out
     return out
