@@ -8,7 +8,10 @@ The traces (``benchmarks/typing_trace``) type back regions of held-out standard-
 jumps. Every key sends a ``didChange``; as an editor does, an ``inlineCompletion`` request goes
 out once the keyboard has been idle ``--debounce-ms``, and a pending one is cancelled by the
 next key. The same trace runs once per arm (a fresh daemon with that arm's settings):
-``before`` switches the new features off, ``after`` is the shipped defaults. Reported per arm:
+``before`` switches the new features off (typeahead, the incremental context cache),
+``typeahead`` switches only the context cache off, ``after`` is the shipped defaults and
+``after_one_thread`` the same with one torch thread (a core left to the editor),
+``after_prefetch`` the same with speculative prefetch on. Reported per arm:
 
 * p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
 * the share of word-pause points showing a suggestion within ``FAST_MS``;
@@ -42,8 +45,12 @@ ANSWER_WAIT_S = 30.0  # after the trace, a request still without a response is "
 TRACE_FILES = 3  # held-out files per run (each gets seconds / TRACE_FILES of typing)
 CANCELLED = -32800
 ARMS = {
-    "before": {"typeahead": False},  # the suggestion cache answers only exact repeats
-    "after": {},  # shipped defaults
+    # Typeahead off (the suggestion cache answers only exact repeats), no context reuse.
+    "before": {"typeahead": False, "contextCache": False},
+    "typeahead": {"contextCache": False},  # typeahead alone: what the incremental context cache adds
+    "after": {},  # shipped defaults (torch's thread count: one per core)
+    "after_one_thread": {"threads": 1},  # shipped defaults leaving the editor a core
+    "after_prefetch": {"prefetch": True},  # shipped defaults plus speculative prefetch
 }
 
 
@@ -195,7 +202,8 @@ async def finish_arm(name: str, c: WireClient, r: Replay, cpu0: float | None) ->
         "shown": len(r.shown_ms), "p50_ms": percentile(r.shown_ms, 0.5), "p95_ms": percentile(r.shown_ms, 0.95),
         "pause_fast_share": round(n["pause_fast"] / n["pause_requests"], 3) if n["pause_requests"] else None,
         "typeahead_hit_rate": round(n["typeahead_hits"] / n["typeahead_chances"], 3) if n["typeahead_chances"] else None,
-        "server_cache_hits": counters.get("cacheHits"), "engine_ms_p50": round(server["engineMsP50"], 1) if server.get("engineMsP50") else None,
+        "server_cache_hits": counters.get("cacheHits"), "prefetch_used": counters.get("prefetchUsed"),
+        "engine_ms_p50": round(server["engineMsP50"], 1) if server.get("engineMsP50") else None,
         "daemon_cpu_s": round(cpu1 - cpu0, 2) if cpu0 is not None and cpu1 is not None else None,
         "peak_rss_mb": round(hwm, 1) if hwm is not None else None,
     }
@@ -218,6 +226,7 @@ ROWS = (("requests (debounced)", "requests"), ("suggestions shown", "shown"), ("
         ("typeahead hit rate", "typeahead_hit_rate"), ("stale (must be 0)", "stale"),
         ("unanswered (must be 0)", "unanswered"), ("late (after next key)", "late"), ("cancelled", "cancelled"),
         ("empty", "empty"), ("errors", "errors"), ("server cache hits", "server_cache_hits"),
+        ("prefetch answers", "prefetch_used"),
         ("engine p50 (ms)", "engine_ms_p50"), ("daemon CPU (s)", "daemon_cpu_s"), ("peak RSS (MiB)", "peak_rss_mb"))
 
 
@@ -229,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=8.0, help="keystrokes per second while typing a word")
     p.add_argument("--debounce-ms", type=float, default=EDITOR_DEBOUNCE_MS, help="the editor's debounce")
     p.add_argument("--seed", type=int, default=17)
-    p.add_argument("--arms", default="before,after", help=f"comma-separated, of {','.join(ARMS)}")
+    p.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {','.join(ARMS)}")
     args = p.parse_args(argv)
     tmp = None
     if args.model == "tiny":

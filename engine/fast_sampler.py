@@ -41,6 +41,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from engine.canvas import Canvas
+from engine.context_cache import ContextCache, Reuse, join_kv
 from engine.decode import SpanState, commit_count, commit_step, make_generator, predict_rows, read_span
 from engine.errors import CancelledError
 from engine.model import KV, Transformer
@@ -132,6 +133,7 @@ class FastDecoder:
         self.device = next(model.parameters()).device
         self.stop_ids = torch.tensor(tok.stop_ids, device=self.device)
         self.pad_share = FULL_STEP_PAD_SHARE.get(self.device.type, math.inf)
+        self.context_cache = ContextCache()  # prefix keys/values reused across requests
 
     # ------------------------------------------------------------------ requests
     def start(self, canvas: Canvas, opts: InfillOptions, cancel: CancelToken | None = None,
@@ -186,6 +188,16 @@ class FastDecoder:
             self._cached_step(cached)
 
     def _full_step(self, states: list[DecodeState]) -> None:
+        plain = []
+        for s in states:
+            reuse = self._lookup(s)
+            if reuse is None:
+                plain.append(s)
+            else:
+                self._reuse_step(s, reuse)
+        if not plain:
+            return
+        states = plain
         lengths = [int(s.ids.numel()) for s in states]
         L = max(lengths)
         batch = torch.full((len(states), L), self.tok.pad_id, dtype=torch.long, device=self.device)
@@ -197,21 +209,52 @@ class FastDecoder:
         hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
                                                return_kv=want_kv)  # [B, L, D]
         from_hidden: list[tuple[DecodeState, Tensor]] = []
+        self.context_cache.stats.computed_tokens += sum(n for n, s in zip(lengths, states, strict=True)
+                                                        if s.opts.context_reuse)
         for i, s in enumerate(states):
             lo, hi = s.query_window(self.shift)
             s.forwards += 1
             s.steps_since_full = 0
             if s.opts.cache == "dual" and kv is not None:
-                keep = torch.ones(lengths[i], dtype=torch.bool, device=self.device)
-                keep[lo:hi] = False
-                s.ctx_kv = [(k[i:i + 1, :, : lengths[i]][:, :, keep], v[i:i + 1, :, : lengths[i]][:, :, keep])
-                            for k, v in kv]
+                self._keep_context(s, [(k[i:i + 1, :, : lengths[i]], v[i:i + 1, :, : lengths[i]])
+                                       for k, v in kv], reuses=0)
             if s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
                 logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
             else:
                 from_hidden.append((s, self._align(s, hidden[i, lo:hi])))
         self._decide_all(from_hidden)
+
+    # ------------------------------------------------------------------ context reuse
+    def _lookup(self, s: DecodeState) -> Reuse | None:
+        """Cached prefix keys/values this full step may reuse (engine/context_cache.py)."""
+        if s.opts.cache != "dual" or not s.opts.context_reuse:
+            return None
+        lo, _ = s.query_window(self.shift)
+        return self.context_cache.lookup(s.canvas.prefix_ids, min(lo, len(s.canvas.prefix_ids)))
+
+    def _reuse_step(self, s: DecodeState, reuse: Reuse) -> None:
+        """A full step that recomputes only the positions after the reused prefix."""
+        c, length = reuse.length, int(s.ids.numel())
+        pos = torch.arange(c, length, device=self.device)[None]  # [1, L - c]
+        hidden, kv = self.model.forward_hidden(s.ids[None, c:], pos, ctx_kv=reuse.kv, return_kv=True)
+        self.context_cache.stats.computed_tokens += length - c
+        lo, hi = s.query_window(self.shift)
+        s.forwards += 1
+        s.steps_since_full = 0
+        self._keep_context(s, join_kv(reuse.kv, kv), reuses=reuse.reuses + 1)
+        self._decide(s, hidden=self._align(s, hidden[0, lo - c:hi - c]))
+
+    def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
+        """After a full step: the block's dual cache (every position outside the query window)
+        and, with context reuse, the prefix's keys/values for later requests."""
+        length = int(s.ids.numel())
+        lo, hi = s.query_window(self.shift)
+        keep = torch.ones(length, dtype=torch.bool, device=self.device)
+        keep[lo:hi] = False
+        s.ctx_kv = [(k[:, :, keep], v[:, :, keep]) for k, v in kv]
+        if s.opts.context_reuse:
+            self.context_cache.store(s.canvas.prefix_ids, kv, reuses)
 
     def _cached_step(self, states: list[DecodeState]) -> None:
         windows = [s.query_window(self.shift) for s in states]

@@ -65,6 +65,9 @@ class InfillOptions:
     allow_stop: bool = True  # False: a fixed-length fill (no padding/EOS ends the span)
     single_line: bool = False  # end after the first line break that follows non-blank text
     cache: Cache = "dual"  # fast sampler: "none" runs every step on the whole canvas (exact path)
+    # With the dual cache: full steps reuse the prefix keys/values of earlier requests and
+    # blocks over the same leading tokens (engine/context_cache.py); False recomputes them.
+    context_reuse: bool = True
     # Overrides of the preset's schedule (None: the preset's value).
     block_size: int | None = None
     threshold: float | None = None
@@ -83,6 +86,8 @@ class InfillOptions:
         _one_of("preset", self.preset, PRESET_NAMES)
         _one_of("confidence", self.confidence, CONFIDENCE_KINDS)
         _one_of("cache", self.cache, CACHE_MODES)
+        if not isinstance(self.context_reuse, bool):
+            raise InvalidRequestError(f"context_reuse must be true or false, got {self.context_reuse!r}")
         if self.steps is not None and (not _is_int(self.steps) or self.steps <= 0):
             raise InvalidRequestError(f"steps must be a positive integer, got {self.steps!r}")
         if not (isinstance(self.temperature, int | float) and math.isfinite(self.temperature)
@@ -119,7 +124,7 @@ class InfillOptions:
 def exact_options(**overrides) -> InfillOptions:
     """The fast sampler on its exact path (no cache, no blocks, no growth, one token per step,
     no length policy): at temperature 0 it reproduces the reference sampler."""
-    base = dict(sampler="fast", cache="none", block_size=EXACT_BLOCK, steps=EXACT_BLOCK,
+    base = dict(sampler="fast", cache="none", context_reuse=False, block_size=EXACT_BLOCK, steps=EXACT_BLOCK,
                 initial_span=WHOLE_SPAN, length="off")
     return InfillOptions(**{**base, **overrides})
 

@@ -131,6 +131,12 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     # Typeahead: while the user types the start of the shown suggestion, answer with its rest at
     # once (no model call), as Copilot and Tabby do; off, the cache answers only exact repeats.
     typeahead: bool = True
+    # Incremental context cache: the engine reuses the keys/values of the context's unchanged
+    # beginning across keystrokes (refreshed every few requests and on far edits; engine/context_cache.py).
+    context_cache: bool = True
+    # Speculative prefetch: a didChange starts the completion for the cursor the edit leaves
+    # before the editor asks (superseded by the next edit). Off: measured no win (benchmarks/lsp_latency).
+    prefetch: bool = False
     max_file_bytes: Annotated[int, Meta(ge=1)] = 8 * 1024 * 1024  # larger documents get no suggestions
     # Largest JSON-RPC message the daemon reads (from its command line; bad frames past it are refused).
     max_message_bytes: Annotated[int, Meta(ge=1024 * 1024, le=1024 * 1024 * 1024)] = 64 * 1024 * 1024

@@ -67,6 +67,7 @@ class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
     temperature: float = 0.0
     seed: int = 0
     single_line: bool = False  # the engine may stop after the first text line (line spans)
+    context_reuse: bool = True  # the engine may reuse the context's keys/values of earlier requests
 
 
 class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):
@@ -116,6 +117,8 @@ class Counters(msgspec.Struct, rename="camel", kw_only=True):
     timeouts: int = 0
     errors: int = 0
     guard_dropped: int = 0
+    prefetches: int = 0  # speculative runs started after a didChange (setting ``prefetch``)
+    prefetch_used: int = 0  # requests answered by the speculative run made for them
     accepted: int = 0  # suggestions the user accepted (the client ran mercury.accepted)
     accepted_confident: int = 0  # of them, only the confident part
 

@@ -46,9 +46,11 @@ class Suggestion:
 
 
 class _Slot:
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, prefetch: tuple[str, int] | None = None) -> None:
         self.token = CancelToken(deadline=time.monotonic() + timeout_s)
         self.superseded = False
+        self.prefetch = prefetch  # (document text, cursor) a speculative run is for
+        self.done = asyncio.Event()
 
 
 class CompletionService:
@@ -100,6 +102,13 @@ class CompletionService:
             c.empty += 1
             return None
         cursor = doc.offset_at(line, character, enc, strict=True)
+        ahead = self._slots.get(uri)
+        if ahead is not None and ahead.prefetch is not None and ahead.prefetch == (doc.text, cursor):
+            await ahead.done.wait()  # the speculative run for exactly this request: its answer is cached
+            if self.docs.get(uri) is not doc:
+                c.stale += 1
+                return None
+            c.prefetch_used += 1
         self.cancel(uri)
         hit = self.cache.get(uri, doc.text, cursor, settings.typeahead)
         if hit is not None:
@@ -160,6 +169,38 @@ class CompletionService:
         c.served += 1
         return Suggestion(result.text, cursor, result.replace_end, result.kind, snap.version, cached=False,
                           confident=result.confident)
+
+    async def prefetch(self, uri: str, cursor: int) -> None:
+        """Speculative prefetch (setting ``prefetch``): after a ``didChange`` whose edit ends at
+        ``cursor``, start the request the editor is about to make; its answer goes to the
+        suggestion cache, and a request for the same text and cursor waits for it instead of
+        starting again. The next edit or request supersedes it at once (its cancel token)."""
+        settings = self.settings()
+        doc = self.docs.get(uri)
+        if (not settings.prefetch or doc is None or not self.eligible(doc, settings) or not self.engine.ready
+                or not 0 <= cursor <= len(doc.text)):
+            return
+        self.cancel(uri)
+        if self.cache.get(uri, doc.text, cursor, settings.typeahead) is not None:
+            return  # typeahead or a repeat answers it already
+        snap = doc.snapshot(settings.syntax_max_bytes)
+        slot = _Slot(settings.request_timeout_ms / 1000, prefetch=(snap.text, cursor))
+        self._slots[uri] = slot
+        self.counters.prefetches += 1
+        try:
+            job = partial(run_pipeline, snap=snap, cursor=cursor, settings=settings,
+                          grammars=self.grammars, cancel=slot.token)
+            result: PipelineResult = await self.engine.run(job, slot.token)
+            if result.tree is not None and self.docs.get(uri) is doc:
+                doc.adopt_tree(result.tree, result.seq)
+            if result.text:
+                self.cache.put(uri, snap.text, cursor, result.replace_end, result.text, result.kind)
+        except (EngineCancelled, EngineError):
+            pass  # superseded, timed out or failed: the request (if any) runs on its own
+        finally:
+            slot.done.set()
+            if self._slots.get(uri) is slot:
+                del self._slots[uri]
 
     def latency_percentiles(self) -> tuple[float | None, float | None]:
         if not self.latencies:

@@ -8,6 +8,20 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from mercury_lsp.server.handlers.sync import apply_change
+from mercury_lsp.text import PositionError
+
+
+def prefetch_after(ls: MercuryServer, uri: str, change: tuple[tuple[int, int, int, int], str]) -> None:
+    """Start the completion for where the edit leaves the cursor: the end of the inserted text."""
+    doc = ls.docs.get(uri)
+    if doc is None:
+        return
+    try:
+        start = doc.offset_at(change[0][0], change[0][1], ls.position_encoding, strict=True)
+    except PositionError:
+        return
+    ls.spawn(ls.completions.prefetch(uri, start + len(change[1])))
+
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
@@ -28,6 +42,8 @@ def register(server: MercuryServer) -> None:
             changes.append((key, ch.text))
         apply_change(ls, params.text_document.uri, params.text_document.version, changes,
                      ls.position_encoding)
+        if ls.current.prefetch and changes and changes[-1][0] is not None:
+            prefetch_after(ls, params.text_document.uri, changes[-1])
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MercuryServer, params: lsp.DidCloseTextDocumentParams) -> None:

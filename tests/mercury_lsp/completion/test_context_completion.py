@@ -112,6 +112,14 @@ def test_line_spans_ask_the_engine_for_one_line():
     assert not session.specs[-1].single_line  # a block span stays multi-line
 
 
+def test_the_context_cache_setting_reaches_the_engine_spec():
+    snap, cursor, _ = snap_at("x = foo(a|)\n")
+    session = FakeSession(", b)")
+    run_pipeline(session, snap, cursor, Settings(), GRAMMARS, None)
+    run_pipeline(session, snap, cursor, Settings(context_cache=False), GRAMMARS, None)
+    assert [s.context_reuse for s in session.specs] == [True, False]
+
+
 def test_cache_typing_along_and_exact():
     cache = SuggestionCache(8)
     text = "def f():\n    ret\n"
@@ -125,7 +133,7 @@ def test_cache_typing_along_and_exact():
     assert cache.get("v", typed, cursor + 2) is None
 
 
-def test_engine_session_passes_single_line_to_the_engine():
+def test_engine_session_passes_single_line_and_context_reuse_to_the_engine():
     from engine.types import InfillResult
     from mercury_lsp.engine_client import EngineSession
     from mercury_lsp.schema import EngineInfo, InfillSpec
@@ -137,7 +145,8 @@ def test_engine_session_passes_single_line_to_the_engine():
             self.calls = []
 
         def infill(self, prefix, suffix="", max_tokens=32, options=None, *, cancel=None, callback=None):
-            self.calls.append({"sampler": options.sampler, "single_line": options.single_line})
+            self.calls.append({"sampler": options.sampler, "single_line": options.single_line,
+                               "context_reuse": options.context_reuse})
             return InfillResult(text="x", token_ids=[1], confidences=[0.9], steps=1, forwards=1, trimmed=False,
                                 prompt_tokens=2, stop_reason="stop", timings={})
 
@@ -146,6 +155,8 @@ def test_engine_session_passes_single_line_to_the_engine():
                       load_ms=0.0)
     session = EngineSession(eng, info)
     session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8, single_line=True), None)
-    session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8), None)
+    session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8, context_reuse=False), None)
     assert [c["single_line"] for c in eng.calls] == [True, False]
+    assert [c["context_reuse"] for c in eng.calls] == [True, False]  # the contextCache setting's way in
     assert [c["sampler"] for c in eng.calls] == ["fast", "fast"]  # "auto": the engine's default
+
