@@ -30,6 +30,7 @@ from engine.train.corpus import is_permissive, license_text
 
 LOCK = Path(__file__).with_name("corpus_v2.lock.json")
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
+FILES_HOST = "https://files.pythonhosted.org/packages/"  # where PyPI serves every release file
 DOWNLOAD_TIMEOUT_S = 120  # one archive; the largest pinned ones are ~60 MB
 
 
@@ -134,6 +135,13 @@ def _choose(files: list[dict]) -> dict | None:
     return sdists[0] if sdists else None
 
 
+def canonical_url(url: str) -> str:
+    """A release file's address on PyPI's file host (a mirror may answer with its own form,
+    ``.../packages/packages/<hash path>``; the hash path is the same)."""
+    _, sep, tail = url.rpartition("/packages/")
+    return FILES_HOST + tail if sep else url
+
+
 def resolve(requirement: str, cache: Path) -> Pin:
     """Pin ``name`` (its newest release) or ``name==version`` from PyPI's JSON API."""
     name, _, version = requirement.partition("==")
@@ -144,7 +152,7 @@ def resolve(requirement: str, cache: Path) -> Pin:
     chosen = _choose(info["releases"].get(version, []))
     if chosen is None:
         raise PinError(f"{name}=={version}: no wheel or sdist on PyPI")
-    pin = Pin(f"{name}=={version}", chosen["filename"], urljoin(api, chosen["url"]),
+    pin = Pin(f"{name}=={version}", chosen["filename"], canonical_url(urljoin(api, chosen["url"])),
               chosen["digests"]["sha256"], "")
     lic = license_text(archive_metadata(fetch(pin, cache)))
     return Pin(pin.spec, pin.file, pin.url, pin.sha256, lic)

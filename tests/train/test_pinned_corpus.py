@@ -81,7 +81,7 @@ def test_the_shipped_lock_pins_every_file_by_hash():
     pins = load_lock()
     assert len(pins) >= 100 and len({p.spec.split("==")[0].lower() for p in pins}) == len(pins)
     for p in pins:
-        assert "==" in p.spec and len(p.sha256) == 64 and p.url.startswith("https://")
+        assert "==" in p.spec and len(p.sha256) == 64 and p.url.startswith(pins_mod.FILES_HOST)
         assert p.file.endswith((".whl", ".tar.gz")) and p.license
 
 
@@ -93,6 +93,12 @@ def test_sdist_and_wheel_members_and_metadata(index_dir):
     whl = _wheel(index_dir / "w-1.0-py3-none-any.whl", "w", "1.0", "License-Expression: MIT",
                  {"w/a.py": BODY, "w-1.0.dist-info/x.py": "no"})
     assert set(python_members(whl)) == {"w/a.py"}
+
+
+def test_mirror_addresses_become_the_file_host():
+    tail = "8a/4c/34f0/accelerate-1.15.0-py3-none-any.whl"
+    assert pins_mod.canonical_url(f"https://pypi.org/packages/packages/{tail}") == pins_mod.FILES_HOST + tail
+    assert pins_mod.canonical_url(pins_mod.FILES_HOST + tail) == pins_mod.FILES_HOST + tail
 
 
 def test_choose_prefers_a_pure_wheel_then_linux_then_the_sdist():
