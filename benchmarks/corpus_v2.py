@@ -9,7 +9,8 @@ contamination check against HumanEval-infilling, exact dedup) and tokenizes all 
 embedded model's tokenizer: the token count is exact, not estimated. The corpus goes to
 ``--out`` (outside the repository). Prints the largest sources, writes
 benchmarks/results/corpus_v2.json (totals, and name==version, licence, files, bytes and tokens
-of every source) and ends with one JSON line.
+of every source), the same per-source table as benchmarks/results/corpus_v2_sources.md, and
+ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from engine.train.decontam import ContaminationIndex
 from engine.train.gpu_args import EVAL_CANDIDATES
 
 RESULTS = Path(__file__).resolve().parent / "results" / "corpus_v2.json"
+SOURCES_MD = RESULTS.with_name("corpus_v2_sources.md")
 EVAL_DATA = next((p for p in EVAL_CANDIDATES if p.exists()), EVAL_CANDIDATES[0])
 GOAL_TOKENS = 150_000_000  # issue 11: at least 150 M unique tokens
 TOP = 20
@@ -46,6 +48,22 @@ def summarise(out: Path, wall_s: float | None) -> dict:
                   refused=stats["refused"], build_s=stats["build_s"], wall_s=wall_s,
                   python=manifest["python"])
     return {"totals": totals, "sources": sources}
+
+
+def sources_markdown(result: dict) -> str:
+    t = result["totals"]
+    rows = [f"| {s['source']} | {s['license']} | {s['files']} | {s['bytes'] / 1e6:.2f} | {s['tokens']:,} |"
+            for s in result["sources"]]
+    refused = [f"| {spec} | {lic} |" for spec, lic in sorted(t["refused"].items())]
+    return "\n".join([
+        "# Corpus v2: every source (written by `python -m benchmarks.corpus_v2`)", "",
+        f"{t['sources']} sources, {t['files']:,} files, {t['bytes'] / 1e6:.1f} MB, "
+        f"**{t['unique_tokens']:,} tokens** (embedded tokenizer, one `<|endoftext|>` per file included), "
+        f"after dropping {t['dropped_duplicates']:,} duplicate and {t['dropped_contaminated']:,} "
+        f"contaminated files ({t['contamination_check']}).", "",
+        "| source (name==version) | licence (from its metadata) | files | MB | tokens |", "|---|---|---:|---:|---:|",
+        *rows, "", "Refused (licence not permissive, or naming a restriction):", "",
+        "| package | licence |", "|---|---|", *refused, ""])
 
 
 def main() -> int:
@@ -70,6 +88,7 @@ def main() -> int:
         print(f"{s['source']:<40}{s['license'][:32]:<34}{s['files']:>7}{s['bytes'] / 1e6:>8.1f}"
               f"{s['tokens'] / 1e6:>10.2f}")
     RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+    SOURCES_MD.write_text(sources_markdown(result))
     print(json.dumps(result["totals"]))
     return 0
 
