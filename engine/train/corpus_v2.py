@@ -1,115 +1,150 @@
-"""Corpus v2: the standard library plus a longer list of pinned, permissively licensed wheels,
-or (``offline``) the packages installed on the machine. Tokenized with the embedded model's
-tokenizer, so that token counts and models compare with the shipped one.
+"""The corpora built from pinned PyPI archives, and corpus v2's tokenization.
 
-    mercury-lsp train prepare --v2 [--out DIR]        pinned wheels (network: PyPI only)
+    mercury-lsp train prepare [--out DIR]             corpus v1: 18 pinned packages, its own BPE
+    mercury-lsp train prepare --v2 [--out DIR]        every pinned package (network: PyPI only)
     mercury-lsp train prepare --offline [--out DIR]   what is installed here (no network)
 
-Each wheel's licence is read from its METADATA and checked against the allow-list (a licence
-naming a copyleft or proprietary one is refused: engine/train/installed.py); its ``.py`` files
-are extracted once into the cache. Filters, dedup, contamination check and held-out split are
-the offline builder's (``build_offline``), run in worker processes.
+The packages, their files and SHA-256 are pinned in ``corpus_v2.lock.json``
+(engine/train/pins.py). Each archive's licence is read again from its own metadata when the
+corpus is built and checked against the allow-list (engine/train/corpus.py); its ``.py`` files
+are extracted once into the cache. Filters, contamination check, dedup and the held-out split
+are ``build_offline``'s (engine/train/installed.py), run in worker processes. Corpus v2 is
+tokenized with the embedded model's tokenizer, so that token counts and models compare with
+the shipped one; ``tokens.json`` holds the exact token count of every source.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import zipfile
+from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
-from engine.train.corpus import PYPI_PACKAGES, download_wheel, wheel_license
+from engine.train.corpus import PYPI_PACKAGES, is_permissive, license_text
 from engine.train.decontam import ContaminationIndex
 from engine.train.installed import (
+    HELDOUT_FRAC,
+    OfflineReport,
     Source,
     build_offline,
     installed_sources,
-    is_permissive,
     stdlib_source,
     write_documents,
 )
+from engine.train.pins import Pin, PinError, archive_metadata, fetch, load_lock, python_members
 
-# v1's 18 packages and 52 more. Versions pinned; licences verified from each wheel.
-PYPI_PACKAGES_V2 = [*PYPI_PACKAGES,
-    "alembic==1.20.1", "apache-airflow==3.3.2", "astropy==8.0.2", "bokeh==3.10.2", "celery==5.7.0",
-    "cinder==29.0.0", "cirq-core==1.7.0", "dagster==1.13.29", "dask==2026.8.0", "diffusers==0.42.1",
-    "distributed==2026.8.0", "fastapi==0.165.0", "flax==0.12.12", "great-expectations==1.24.1",
-    "holoviews==1.23.2", "homeassistant==2025.1.4", "ipython==9.18.1", "jax==0.12.0.1", "keras==3.15.1",
-    "kombu==5.7.0", "langchain-community==0.4.2", "matplotlib==3.11.2", "mlflow==3.18.0", "mne==1.13.2",
-    "neutron==29.0.0", "nltk==3.10.4", "nova==34.0.0", "numba==0.68.1", "openpyxl==3.1.5", "optuna==5.0.0",
-    "pennylane==0.45.1", "pip==26.3", "prefect==3.9.1", "pydantic==2.14.4", "pymc==6.4.0",
-    "pyro-ppl==1.9.2", "qiskit==2.6.2", "ray==2.60.0", "scikit-image==0.26.0", "scipy==1.18.1",
-    "setuptools==84.2.1", "spacy==3.8.18", "sphinx==9.1.1", "sqlglot==30.30.0", "starlette==1.10.0",
-    "statsmodels==0.15.0", "streamlit==1.67.0", "tensorflow-probability==0.25.0", "tornado==6.6.1",
-    "transformers==5.24.0", "twisted==26.10.0", "xarray==2026.9.0",
-]
 TOKENIZER = Path(__file__).resolve().parents[1] / "models" / "mercury-coder-tiny" / "tokenizer.json"
 TOKENIZE_CHUNK = 2048  # documents per encode_batch call (the Rust tokenizer's threads)
 
 
-def wheel_source(spec: str, cache: Path) -> tuple[Source | None, str]:
-    """(the wheel's extracted ``.py`` files as a Source, or None when refused; its licence)."""
-    whl = download_wheel(spec, cache)
-    with zipfile.ZipFile(whl) as zf:
-        lic = wheel_license(zf)
-        if not is_permissive(lic):
-            return None, lic
-        root = cache / "extracted" / spec
-        names = sorted(n for n in zf.namelist() if n.endswith(".py") and ".dist-info/" not in n)
-        if not (root / ".done").exists():
-            shutil.rmtree(root, ignore_errors=True)
-            root.mkdir(parents=True)
-            for n in names:
-                target = root / n
-                if root.resolve() not in target.resolve().parents:  # a hostile member name
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(zf.read(n))
-            (root / ".done").touch()
-    return Source(spec, lic, str(root), [n for n in names if (root / n).is_file()]), lic
+def select_pins(specs: list[str] | None, lock: list[Pin] | None = None) -> list[Pin]:
+    """The lock's pins for ``specs`` (name==version), or the whole lock for None."""
+    lock = load_lock() if lock is None else lock
+    if specs is None:
+        return lock
+    by_spec = {p.spec.lower(): p for p in lock}
+    missing = [s for s in specs if s.lower() not in by_spec]
+    if missing:
+        raise PinError(f"not in the lock (python -m engine.train.pins adds them): {', '.join(missing)}")
+    return [by_spec[s.lower()] for s in specs]
 
 
-def tokenize(docs: list[dict], tokenizer_json: str) -> np.ndarray:
-    """Every document's tokens followed by ``<|endoftext|>``, as one uint16 stream."""
+def archive_source(pin: Pin, cache: Path) -> tuple[Source | None, str]:
+    """(the archive's extracted ``.py`` files as a Source, or None when refused; its licence)."""
+    path = fetch(pin, cache)
+    lic = license_text(archive_metadata(path))
+    if not is_permissive(lic):
+        return None, lic
+    root = cache / "extracted" / pin.file
+    if not (root / ".done").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        for rel, raw in python_members(path).items():
+            target = root / rel
+            if root.resolve() not in target.resolve().parents:  # a hostile member name
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(raw)
+        (root / ".done").touch()
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py") if p.is_file())
+    return Source(pin.spec, lic, str(root), files), lic
+
+
+def build_pinned(out: Path, index: ContaminationIndex, workers: int, pins: list[Pin], cache: Path, *,
+                 builder: str, stdlib_root: Path | None = None,
+                 heldout_frac: float = HELDOUT_FRAC) -> tuple[list[dict], list[dict], OfflineReport]:
+    """The standard library and the pinned archives through ``build_offline``, written to
+    ``out`` (train/heldout.jsonl.gz; manifest.json with each kept pin's file and SHA-256)."""
+    found, refused = [], {}
+    for pin in pins:
+        src, lic = archive_source(pin, cache)
+        if src is None:
+            refused[pin.spec] = lic
+        else:
+            found.append(src)
+    train, held, report = build_offline(index, workers, sources=[stdlib_source(stdlib_root), *found],
+                                        refused=refused, heldout_frac=heldout_frac)
+    kept = [asdict(p) for p in pins if p.spec in report.sources]
+    write_documents(out, train, held, report, builder, pins=kept)
+    return train, held, report
+
+
+def build_corpus(out: Path, *, packages: list[str] = PYPI_PACKAGES, eval_dir: Path | None = None,
+                 cache: Path | None = None, heldout_frac: float = HELDOUT_FRAC,
+                 stdlib_root: Path | None = None, workers: int = 1) -> OfflineReport:
+    """Corpus v1's documents (``train prepare`` then trains its own tokenizer on them)."""
+    _, _, report = build_pinned(out, ContaminationIndex.load(eval_dir), workers, select_pins(packages),
+                                cache or out / "wheels", builder="pypi", stdlib_root=stdlib_root,
+                                heldout_frac=heldout_frac)
+    return report
+
+
+def tokenize(docs: list[dict], tokenizer_json: str, per_source: Counter | None = None) -> np.ndarray:
+    """Every document's tokens followed by ``<|endoftext|>``, as one uint16 stream;
+    ``per_source`` (when given) gains each document's token count under its source."""
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_str(tokenizer_json)
     eot = tok.token_to_id("<|endoftext|>")
     parts = []
     for i in range(0, len(docs), TOKENIZE_CHUNK):
-        encs = tok.encode_batch([d["text"] for d in docs[i:i + TOKENIZE_CHUNK]], add_special_tokens=False)
+        chunk = docs[i:i + TOKENIZE_CHUNK]
+        encs = tok.encode_batch([d["text"] for d in chunk], add_special_tokens=False)
         parts.extend(np.asarray([*e.ids, eot], dtype=np.uint16) for e in encs)
+        if per_source is not None:
+            for d, e in zip(chunk, encs, strict=True):
+                per_source[d["source"]] += len(e.ids) + 1
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint16)
 
 
 def build_v2(out: Path, index: ContaminationIndex, workers: int, *, offline: bool = False,
-             packages: list[str] | None = None, cache: Path | None = None) -> dict:
+             pins: list[Pin] | None = None, cache: Path | None = None) -> dict:
     """Build, tokenize and write the corpus into ``out`` (the layout ``train fit`` reads:
-    train/heldout.jsonl.gz, train/heldout.bin, tokenizer.json, manifest.json, tokens.json)."""
+    train/heldout.jsonl.gz, train/heldout.bin, tokenizer.json, manifest.json, tokens.json).
+    The returned (and written) counts are exact: every kept document is tokenized."""
     if offline:
         found, refused = installed_sources()
+        train, held, report = build_offline(index, workers, sources=[stdlib_source(), *found], refused=refused)
+        write_documents(out, train, held, report, "installed")
     else:
-        found, refused = [], {}
-        for spec in packages or PYPI_PACKAGES_V2:
-            src, lic = wheel_source(spec, cache or out / "wheels")
-            if src is None:
-                refused[spec] = lic
-            else:
-                found.append(src)
-    train, held, report = build_offline(index, workers, sources=[stdlib_source(), *found], refused=refused)
-    write_documents(out, train, held, report)
+        train, held, report = build_pinned(out, index, workers, pins if pins is not None else load_lock(),
+                                           cache or out / "wheels", builder="pypi-v2")
     tok_json = TOKENIZER.read_text(encoding="utf-8")
     (out / "tokenizer.json").write_text(tok_json, encoding="utf-8")
     stats = {"builder": "installed" if offline else "pypi-v2", "tokenizer": "engine/models/mercury-coder-tiny"}
+    per_source: Counter = Counter()
     for split, docs in (("train", train), ("heldout", held)):
-        arr = tokenize(docs, tok_json)
+        arr = tokenize(docs, tok_json, per_source)
         arr.tofile(out / f"{split}.bin")
         stats[f"{split}_tokens"] = int(arr.size)
-    stats.update(files=report.train_files + report.heldout_files, train_bytes=report.train_bytes,
-                 build_s=round(report.seconds, 1), contamination_check=report.contamination_check,
+    stats.update(unique_tokens=stats["train_tokens"] + stats["heldout_tokens"],
+                 sources=len(report.sources), files=report.train_files + report.heldout_files,
+                 bytes=report.train_bytes + report.heldout_bytes, build_s=round(report.seconds, 1),
+                 contamination_check=report.contamination_check,
                  dropped_contaminated=report.dropped_contaminated, dropped_duplicates=report.dropped_duplicates,
-                 refused=report.refused)
+                 refused=report.refused, source_tokens=dict(per_source.most_common()))
     (out / "tokens.json").write_text(json.dumps(stats, indent=2) + "\n")
     return stats

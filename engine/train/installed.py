@@ -6,9 +6,11 @@ permissive allow-list and names no copyleft or proprietary licence. The manifest
 source as ``name==version`` with its licence, files and bytes; refused distributions are
 listed with their licence. No network is used.
 
-The filters are the PyPI builder's (engine/train/corpus.py): test files, huge and generated
-files dropped; exact duplicates (normalised content hash) dropped; files sharing a 13-gram with
-the evaluation data dropped (engine/train/decontam.py); the same held-out split by path hash.
+``build_offline`` is the one filter run of every corpus builder (this one, and the pinned
+PyPI archives of engine/train/corpus_v2.py), with the rules of engine/train/corpus.py: test
+files, huge and generated files dropped; files sharing a 13-gram with the evaluation data
+dropped (engine/train/decontam.py); exact duplicates (normalised content hash) dropped; the
+held-out split by path hash.
 Reading, filtering and the contamination check run in worker processes, one source per task.
 """
 
@@ -18,7 +20,6 @@ import gzip
 import hashlib
 import json
 import multiprocessing as mp
-import re
 import sys
 import sysconfig
 import time
@@ -28,20 +29,18 @@ from pathlib import Path
 
 from engine.train.corpus import (
     MAX_FILE_BYTES,
-    PERMISSIVE,
+    MIN_FILE_CHARS,
     SKIP_STDLIB,
     CorpusReport,
     heldout,
+    is_permissive,
     is_test_path,
+    license_text,
     looks_generated,
     normalise,
 )
 from engine.train.decontam import NGRAM, ContaminationIndex
 
-# A licence naming any of these is refused even when it also names a permissive one (a
-# conjunction such as "BSD AND GPL" would bind the copyleft terms).
-NOT_PERMISSIVE = re.compile(r"GPL|MPL|EPL|SSPL|CDDL|Commons Clause|Proprietary|Commercial|NVIDIA|"
-                            r"Non-?Commercial|All rights reserved", re.I)
 HELDOUT_FRAC = 0.03  # as the PyPI corpus (benchmarks/heldout.py rebuilds the stdlib share)
 
 
@@ -57,20 +56,8 @@ class Source:
 class OfflineReport(CorpusReport):
     contamination_check: str = "none"  # where the evaluation n-grams came from ("none": not run)
     seconds: float = 0.0
+    heldout_frac: float = HELDOUT_FRAC
     refused: dict[str, str] = field(default_factory=dict)  # name==version -> its licence
-
-
-def license_text(meta) -> str:
-    """A distribution's licence as its metadata states it: License-Expression, License (first
-    line) and the License classifiers, joined with '; '."""
-    found = [meta.get("License-Expression") or "", meta.get("License") or ""]
-    found += [c.split("::")[-1].strip() for c in meta.get_all("Classifier") or [] if c.startswith("License")]
-    text = "; ".join(f.strip().splitlines()[0] for f in found if f.strip())
-    return text or "unknown"
-
-
-def is_permissive(lic: str) -> bool:
-    return bool(PERMISSIVE.search(lic)) and not NOT_PERMISSIVE.search(lic)
 
 
 def stdlib_source(root: Path | None = None) -> Source:
@@ -121,7 +108,7 @@ def _scan(source: Source) -> dict:
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if len(raw) > MAX_FILE_BYTES or len(text) < 64 or looks_generated(text):
+        if len(raw) > MAX_FILE_BYTES or len(text) < MIN_FILE_CHARS or looks_generated(text):
             out["size"] += 1
             continue
         path = f"{'stdlib' if source.name == 'stdlib' else 'site/' + source.name}/{rel}"
@@ -145,7 +132,7 @@ def build_offline(index: ContaminationIndex, workers: int, *, sources: list[Sour
         found, refused = installed_sources()
         sources = [stdlib_source(), *found]
     report = OfflineReport(contamination_check=index.source if index.active else "none",
-                           refused=dict(refused or {}))
+                           refused=dict(refused or {}), heldout_frac=heldout_frac)
     _INDEX = index
     try:
         ctx = mp.get_context("fork")
@@ -190,15 +177,18 @@ def build_offline(index: ContaminationIndex, workers: int, *, sources: list[Sour
     return train, held, report
 
 
-def manifest(report: OfflineReport, heldout_frac: float = HELDOUT_FRAC) -> dict:
-    return {"builder": "installed", "python": sys.version.split()[0], "heldout_frac": heldout_frac,
-            "ngram": NGRAM, "packages": sorted(k for k in report.sources if k != "stdlib"),
+def manifest(report: OfflineReport, builder: str = "installed", **extra) -> dict:
+    """Provenance: the builder, every kept source as name==version with its licence (in
+    ``report.sources``), the refused ones with theirs, and ``extra`` (e.g. the pinned files)."""
+    return {"builder": builder, "python": sys.version.split()[0], "heldout_frac": report.heldout_frac,
+            "ngram": NGRAM, "packages": sorted(k for k in report.sources if k != "stdlib"), **extra,
             "report": asdict(report)}
 
 
-def write_documents(out: Path, train: list[dict], held: list[dict], report: OfflineReport) -> None:
-    """The PyPI corpus's layout (train/heldout.jsonl.gz, manifest.json), so that ``train
-    prepare --offline`` feeds the same tokenizer and trainer steps."""
+def write_documents(out: Path, train: list[dict], held: list[dict], report: OfflineReport,
+                    builder: str = "installed", **extra) -> None:
+    """train/heldout.jsonl.gz and manifest.json (the layout ``train prepare`` and ``train fit``
+    read), whichever builder made the documents."""
     out.mkdir(parents=True, exist_ok=True)
     for split, docs in (("train", train), ("heldout", held)):
         tmp = out / f"{split}.jsonl.gz.tmp"
@@ -206,4 +196,4 @@ def write_documents(out: Path, train: list[dict], held: list[dict], report: Offl
             for doc in docs:
                 fh.write(json.dumps(doc) + "\n")
         tmp.replace(out / f"{split}.jsonl.gz")
-    (out / "manifest.json").write_text(json.dumps(manifest(report), indent=2) + "\n")
+    (out / "manifest.json").write_text(json.dumps(manifest(report, builder, **extra), indent=2) + "\n")

@@ -91,14 +91,15 @@ def _add_data_and_run(p: argparse.ArgumentParser) -> None:
 def _prepare(args: argparse.Namespace) -> int:
     if args.v2 or args.offline:
         return prepare_v2_cmd(args)
-    from engine.train.corpus import PYPI_PACKAGES, build_corpus
+    from engine.train.corpus import PYPI_PACKAGES
+    from engine.train.corpus_v2 import build_corpus
     from engine.train.tokens import prepare_tokens
 
     eval_dir = args.eval_data if args.eval_data.is_dir() else None
     if eval_dir is None:
         print(f"warning: {args.eval_data} not found: contamination check skipped")
     report = build_corpus(args.out, packages=[] if args.stdlib_only else PYPI_PACKAGES,
-                          eval_dir=eval_dir, cache=args.wheels)
+                          eval_dir=eval_dir, cache=args.wheels, workers=args.workers)
     print(json.dumps({k: v for k, v in asdict(report).items() if k != "sources"}, indent=2))
     print(json.dumps(prepare_tokens(args.out, args.vocab_size)))
     return 0

@@ -11,7 +11,8 @@ import pytest
 
 from engine import Engine
 from engine.train.config import ModelShape, TrainConfig
-from engine.train.corpus import build_corpus, read_documents
+from engine.train.corpus import read_documents
+from engine.train.corpus_v2 import build_corpus
 from engine.train.examples import ExampleMaker
 from engine.train.tokens import load_tokenizer, load_tokens, prepare_tokens
 from engine.train.trainer import Trainer, export_run, infill_share
