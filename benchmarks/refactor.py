@@ -54,7 +54,7 @@ FILL_NOTE = re.compile(r"(\d+) stub\(s\); (\d+) non-empty fill\(s\), (\d+) passe
 
 def _cli(proj: Path, args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "mercury_lsp.cli", *args], cwd=proj, capture_output=True,
+    out = subprocess.run([sys.executable, "-P", "-m", "mercury_lsp.cli", *args], cwd=proj, capture_output=True,
                          text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
     return out, time.perf_counter() - t0
 

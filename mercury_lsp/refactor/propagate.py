@@ -24,7 +24,7 @@ import msgspec
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.next_edit import DocState, NextEditQuery, diff_region, predict
 from mercury_lsp.next_edit.query import EditModel
-from mercury_lsp.refactor.changes import Edit, FileChange, Report
+from mercury_lsp.refactor.changes import FileChange, Report
 from mercury_lsp.refactor.files import GIT_TIMEOUT_S, InputError, Source, list_files, read_source
 from mercury_lsp.refactor.patch import FilePatch, PatchError, apply_hunks, parse_patch, resolve
 from mercury_lsp.syntax import Grammars
@@ -178,8 +178,7 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
     for s in others:
         by_uri[s.uri] = FileChange(s, [])
     for p in outcome.predictions:
-        by_uri[p.uri].edits.append(Edit(p.start, p.end, p.new_text, p.confidence, p.reason, p.kind, p.source,
-                                        p.old_text))
+        by_uri[p.uri].edits.append(p)
     for c in by_uri.values():
         c.edits.sort(key=lambda e: e.start)
     changes = sorted((c for c in by_uri.values() if c.changed), key=lambda c: str(c.source.path))
