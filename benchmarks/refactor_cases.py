@@ -12,6 +12,9 @@ every location that must follow:
 * ``add_parameter`` — a required parameter appended to a function, and one call in its module
   updated by the first edit (the example); every other call ``f(a)`` in every module must pass
   the same argument.
+* ``remove_parameter`` / ``reorder_parameters`` — a parameter dropped from a function's ``def``,
+  or its parameters reversed; every call passing them positionally must drop that argument, or
+  pass its arguments in the new order (compared as parsed argument lists, so layout is free).
 """
 
 from __future__ import annotations
@@ -180,6 +183,57 @@ def add_parameter_case(proj: Path, module: str, name: str, param: str, arg: str)
     return Case("add_parameter", module, name, expected, old_text, new_text)
 
 
+def _offsets(text: str) -> list[int]:
+    out = [0]
+    for ln in text.splitlines(keepends=True):
+        out.append(out[-1] + len(ln))
+    return out
+
+
+def _at(text: str, starts: list[int], line: int, byte_col: int) -> int:
+    """Code-point offset of an ``ast`` position (1-based line, UTF-8 byte column)."""
+    row = text[starts[line - 1]:starts[line] if line < len(starts) else len(text)]
+    return starts[line - 1] + len(row.encode("utf-8")[:byte_col].decode("utf-8"))
+
+
+def signature_case(proj: Path, module: str, name: str, order: list[int]) -> Case:
+    """Give ``def name`` in ``module`` the parameters ``order`` (indices of the old ones: fewer is a
+    removal, a permutation a reorder); every call passing all of them positionally must pass
+    ``[args[i] for i in order]``."""
+    path = proj / module
+    old_text = path.read_text(encoding="utf-8")
+    fn = next(n for n in ast.parse(old_text).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    params = fn.args.args
+    starts = _offsets(old_text)
+    spans = [(_at(old_text, starts, a.lineno, a.col_offset), _at(old_text, starts, a.end_lineno, a.end_col_offset))
+             for a in params]
+    texts = [old_text[s:e] for s, e in spans]
+    new_text = old_text
+    if len(order) == len(params):  # a permutation: each slot gets its new parameter
+        for (s, e), i in sorted(zip(spans, order, strict=True), reverse=True):
+            new_text = new_text[:s] + texts[i] + new_text[e:]
+    else:
+        (gone,) = set(range(len(params))) - set(order)
+        s = spans[gone - 1][1] if gone else spans[0][0]
+        e = spans[gone][1] if gone else spans[1][0]
+        new_text = new_text[:s] + new_text[e:]
+    path.write_text(new_text, encoding="utf-8")
+    kind = "reorder_parameters" if len(order) == len(params) else "remove_parameter"
+    expected: dict[Site, str] = {}
+    for f in py_files(proj):
+        rel = f.relative_to(proj).as_posix()
+        text = f.read_text(encoding="utf-8")
+        flines = text.splitlines()
+        for c in _calls(text, name):
+            if len(c.args) != len(params) or c.keywords or any(isinstance(a, ast.Starred) for a in c.args):
+                continue
+            a0 = c.args[0]
+            args = [ast.get_source_segment(text, a) or "" for a in c.args]
+            expected[(rel, a0.lineno - 1, _utf16_col(flines[a0.lineno - 1], a0.col_offset))] = \
+                ", ".join(args[i] for i in order)
+    return Case(kind, module, name, expected, old_text, new_text)
+
+
 def predicted_sites(result: dict, proj: Path) -> dict[Site, str]:
     """The edits of a ``--format json`` result, keyed like ``Case.expected``. A signature edit's
     range is the whole argument list; its key is where the list's first argument starts."""
@@ -191,15 +245,25 @@ def predicted_sites(result: dict, proj: Path) -> dict[Site, str]:
         start = e["range"]["start"]
         line, col = start["line"], start["character"]
         text = e["newText"]
-        if e.get("kind") == "signature":
-            lead = len(text) - len(text.lstrip())
-            col += lead
+        if e.get("kind") == "signature":  # keyed where its first argument starts
+            lead = text[:len(text) - len(text.lstrip())]
+            line, col = (line + lead.count("\n"), len(lead.rsplit("\n", 1)[1])) if "\n" in lead else (line, col + len(lead))
             text = text.strip()
         out[(rel, line, col)] = text
     return out
 
 
+def same_text(want: str | None, got: str) -> bool:
+    """The same text, or the same argument list once parsed (layout and line breaks are free)."""
+    if want is None or want == got:
+        return want == got
+    try:
+        return ast.dump(ast.parse(f"f({want})")) == ast.dump(ast.parse(f"f({got})"))
+    except SyntaxError:
+        return False
+
+
 def score(expected: dict[Site, str], predicted: dict[Site, str]) -> tuple[int, int, int]:
     """(correct: right place and text, predicted, expected)."""
-    correct = sum(1 for k, v in predicted.items() if expected.get(k) == v)
+    correct = sum(1 for k, v in predicted.items() if same_text(expected.get(k), v))
     return correct, len(predicted), len(expected)

@@ -23,12 +23,13 @@ import msgspec
 
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.next_edit import DocState, NextEditQuery, diff_region, predict
+from mercury_lsp.next_edit.detect import signatures
 from mercury_lsp.next_edit.query import EditModel
 from mercury_lsp.refactor.changes import FileChange, Report
 from mercury_lsp.refactor.files import GIT_TIMEOUT_S, InputError, Source, list_files, read_source
 from mercury_lsp.refactor.patch import FilePatch, PatchError, apply_hunks, parse_patch, resolve
 from mercury_lsp.syntax import Grammars
-from mercury_lsp.text import PositionEncoding
+from mercury_lsp.text import PositionEncoding, TextIndex
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Identifiers of the changed lines that say nothing about where the edit must follow.
@@ -123,6 +124,18 @@ def changed_identifiers(before: str, after: str) -> set[str]:
     return words - COMMON_WORDS
 
 
+def signature_changed(ef: EditedFile, grammars: Grammars) -> bool:
+    """Did the edit change the parameter names of a Python function?"""
+    parser = grammars.parser(ef.source.grammar) if ef.source.grammar == "python" else None
+    if parser is None:
+        return False
+    sigs = []
+    for text in (ef.before, ef.after):
+        index = TextIndex(text)
+        sigs.append({k: [n for n, _ in s.params] for k, s in signatures(parser.parse(index.data), index).items()})
+    return any(k in sigs[1] and sigs[1][k] != v for k, v in sigs[0].items())
+
+
 def mentions(words: set[str]) -> re.Pattern | None:
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b") if words else None
 
@@ -171,6 +184,11 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
     _, _, cursor = diff_region(first.before, first.after)
     query = NextEditQuery(tuple(docs), first.source.uri, cursor, PositionEncoding.UTF16, opts)
     outcome = predict(query, model, grammars)
+    if any(c.kind == "signature" for c in outcome.candidates) or any(
+            signature_changed(ef, grammars) for ef in edited):
+        # the edit is to one function's parameters: the same change elsewhere would be another
+        # function's signature, never a follow-up
+        outcome.predictions = [p for p in outcome.predictions if p.kind != "repeat"]
     by_uri: dict[str, FileChange] = {}
     for ef in edited:
         base = None if ef.state == "applied" else ef.after
