@@ -24,9 +24,10 @@ import msgspec
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.next_edit import DocState, NextEditQuery, diff_region, predict
 from mercury_lsp.next_edit.detect import signatures
-from mercury_lsp.next_edit.query import EditModel
+from mercury_lsp.next_edit.query import EditModel, Prediction
 from mercury_lsp.refactor.changes import FileChange, Report
 from mercury_lsp.refactor.files import GIT_TIMEOUT_S, InputError, Source, list_files, read_source
+from mercury_lsp.refactor.mentions import DOC_SUFFIXES, mention_edits, renamed_symbol
 from mercury_lsp.refactor.patch import FilePatch, PatchError, apply_hunks, parse_patch, resolve
 from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import PositionEncoding, TextIndex
@@ -124,6 +125,26 @@ def changed_identifiers(before: str, after: str) -> set[str]:
     return words - COMMON_WORDS
 
 
+def mentions_of(edited: list[EditedFile], others: list[Source], taken: list[Prediction]) -> list[Prediction]:
+    """The renamed symbol's mentions in tests and docs (``refactor.mentions``) that next-edit's
+    edits do not already cover."""
+    out: list[Prediction] = []
+    for ef in edited:
+        texts = (ef.after, *ef.history)
+        for before, after in zip(texts[1:], texts, strict=False):
+            r = renamed_symbol(before, after, ef.source.path)
+            if r is None:
+                continue
+            files = [(ef.source.uri, ef.after, ef.source.path) for ef in edited]
+            files += [(s.uri, s.text, s.path) for s in others]
+            spans = [(p.uri, p.start, p.end) for p in taken + out]
+            for uri, text, path in files:
+                out += [m for m in mention_edits(uri, text, path, r)
+                        if not any(u == uri and s < m.end and m.start < e for u, s, e in spans)]
+            break
+    return out
+
+
 def signature_changed(ef: EditedFile, grammars: Grammars) -> bool:
     """Did the edit change the parameter names of a Python function?"""
     parser = grammars.parser(ef.source.grammar) if ef.source.grammar == "python" else None
@@ -165,7 +186,7 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
             return None, f"{exc} (skipped)"
         if progress is not None:
             progress(1)
-        if src is None or src.grammar is None:
+        if src is None or (src.grammar is None and path.suffix not in DOC_SUFFIXES):
             return None, note
         if pattern is None or not pattern.search(src.text):
             return None, None
@@ -173,7 +194,8 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         loaded = list(pool.map(load, files))
-    others = [s for s, _ in loaded if s is not None]
+    others = [s for s, _ in loaded if s is not None and s.grammar is not None]
+    docs_only = [s for s, _ in loaded if s is not None and s.grammar is None]
     notes += [n for _, n in loaded if n]
     docs = [DocState(ef.source.uri, ef.after, ef.source.grammar, None, ef.history, 1.0 + i)
             for i, ef in enumerate(reversed(edited))]
@@ -195,7 +217,9 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
         by_uri[ef.source.uri] = FileChange(ef.source, [], base)
     for s in others:
         by_uri[s.uri] = FileChange(s, [])
-    for p in outcome.predictions:
+    for p in outcome.predictions + mentions_of(edited, others + docs_only, outcome.predictions):
+        if p.uri not in by_uri:
+            by_uri[p.uri] = FileChange(next(s for s in docs_only if s.uri == p.uri), [])
         by_uri[p.uri].edits.append(p)
     for c in by_uri.values():
         c.edits.sort(key=lambda e: e.start)
