@@ -15,6 +15,9 @@ every location that must follow:
 * ``remove_parameter`` / ``reorder_parameters`` — a parameter dropped from a function's ``def``,
   or its parameters reversed; every call passing them positionally must drop that argument, or
   pass its arguments in the new order (compared as parsed argument lists, so layout is free).
+* ``repeat`` — the first ``isinstance(x, (A, B))`` of a tuple written ``A | B`` (ruff's UP038):
+  every other ``isinstance`` call with that same tuple is the analogous edit; scored per line
+  (the line's text after the edits at it).
 """
 
 from __future__ import annotations
@@ -267,3 +270,69 @@ def score(expected: dict[Site, str], predicted: dict[Site, str]) -> tuple[int, i
     """(correct: right place and text, predicted, expected)."""
     correct = sum(1 for k, v in predicted.items() if same_text(expected.get(k), v))
     return correct, len(predicted), len(expected)
+
+
+LineSite = tuple[str, int]  # (path relative to the project, 0-based line)
+
+
+def _isinstance_tuples(text: str, elts: str) -> list[ast.Tuple]:
+    return [n.args[1] for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            and n.func.id == "isinstance" and len(n.args) == 2 and isinstance(n.args[1], ast.Tuple)
+            and ast.unparse(n.args[1]) == elts]
+
+
+def repeat_case(proj: Path, elts: str) -> tuple[Case, dict[LineSite, str]]:
+    """Write the first ``isinstance(_, ELTS)`` of the project as a union; the other ones must follow.
+    Returns the case and the expected lines ((path, line) -> the line's new text)."""
+    union = " | ".join(e.strip() for e in elts.strip("()").split(","))
+    expected: dict[LineSite, str] = {}
+    first: tuple[Path, str, str] | None = None
+    for f in py_files(proj):
+        rel = f.relative_to(proj).as_posix()
+        text = f.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in sorted(_isinstance_tuples(text, elts), key=lambda n: (n.lineno, n.col_offset)):
+            line = lines[node.lineno - 1].encode("utf-8")
+            new = (line[:node.col_offset] + union.encode() + line[node.end_col_offset:]).decode("utf-8")
+            if first is None:
+                lines[node.lineno - 1] = new
+                first = (f, text, "\n".join(lines) + ("\n" if text.endswith("\n") else ""))
+            else:
+                expected[(rel, node.lineno - 1)] = new
+    assert first is not None, f"no isinstance(_, {elts}) in the project"
+    first[0].write_text(first[2], encoding="utf-8")
+    case = Case("repeat", first[0].relative_to(proj).as_posix(), elts, {}, first[1], first[2])
+    return case, expected
+
+
+def predicted_lines(result: dict, proj: Path) -> dict[LineSite, str]:
+    """The lines a ``--format json`` result changes: (path, first line of an edit) -> that line's
+    text once all of the result's edits are applied (UTF-16 positions read here, not by the tool)."""
+    root = proj.resolve()
+    by_file: dict[str, list[dict]] = {}
+    for e in result["edits"]:
+        rel = Path(e["uri"].removeprefix("file://")).resolve().relative_to(root).as_posix()
+        by_file.setdefault(rel, []).append(e)
+    out: dict[LineSite, str] = {}
+    for rel, edits in by_file.items():
+        lines = (proj / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+        starts = [0]
+        for ln in lines:
+            starts.append(starts[-1] + len(ln))
+        text = "".join(lines)
+
+        def offset(pos: dict, lines: list[str] = lines, starts: list[int] = starts) -> int:
+            units = lines[pos["line"]].encode("utf-16-le")[: 2 * pos["character"]]
+            return starts[pos["line"]] + len(units.decode("utf-16-le"))
+
+        spans = sorted((offset(e["range"]["start"]), offset(e["range"]["end"]), e["newText"], e["range"]["start"]["line"])
+                       for e in edits)
+        new = text
+        for s, e, t, _ in reversed(spans):
+            new = new[:s] + t + new[e:]
+        new_lines = new.splitlines()
+        shift = 0  # lines added before, as edits are applied in order
+        for s, e, t, line in spans:
+            out[(rel, line)] = new_lines[line + shift]
+            shift += t.count("\n") - text.count("\n", s, e)
+    return out

@@ -38,6 +38,9 @@ COMMON_WORDS = frozenset({"self", "cls", "None", "True", "False", "def", "class"
                           "if", "else", "for", "in", "not", "and", "or", "is", "pass", "lambda", "with", "as"})
 # Documents the batch tool lets next-edit look at: all of the ones it passes.
 BATCH_MAX_CANDIDATES = 100_000
+# The analogous edit at similar sites: every site of the broadest anchor that stays this
+# specific (a rule matching more places than this in a repository is not the user's intent).
+BATCH_REPEAT_SITES = 64
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,8 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
             for i, ef in enumerate(reversed(edited))]
     docs += [DocState(s.uri, s.text, s.grammar, None) for s in others]
     opts = msgspec.structs.replace(options or NextEditOptions(), max_documents=max(1, min(64, len(edited))),
-                   max_candidates=BATCH_MAX_CANDIDATES)
+                                   max_candidates=BATCH_MAX_CANDIDATES, repeat_max_sites=BATCH_REPEAT_SITES,
+                                   repeat_max_results=BATCH_REPEAT_SITES, repeat_all_sites=True)
     first = edited[0]
     _, _, cursor = diff_region(first.before, first.after)
     query = NextEditQuery(tuple(docs), first.source.uri, cursor, PositionEncoding.UTF16, opts)
