@@ -12,12 +12,9 @@ every location that must follow:
 * ``add_parameter`` — a required parameter appended to a function, and one call in its module
   updated by the first edit (the example); every other call ``f(a)`` in every module must pass
   the same argument.
-* ``remove_parameter`` / ``reorder_parameters`` — a parameter dropped from a function's ``def``,
-  or its parameters reversed; every call passing them positionally must drop that argument, or
-  pass its arguments in the new order (compared as parsed argument lists, so layout is free).
-* ``repeat`` — the first ``isinstance(x, (A, B))`` of a tuple written ``A | B`` (ruff's UP038):
-  every other ``isinstance`` call with that same tuple is the analogous edit; scored per line
-  (the line's text after the edits at it).
+
+More kinds (removed and reordered parameters, tests and docs, analogous edits) are in
+``refactor_kinds``.
 """
 
 from __future__ import annotations
@@ -69,7 +66,7 @@ class Case:
     new_text: str
 
 
-def _utf16_col(line: str, byte_col: int) -> int:
+def utf16_col(line: str, byte_col: int) -> int:
     prefix = line.encode("utf-8")[:byte_col].decode("utf-8")
     return len(prefix.encode("utf-16-le")) // 2
 
@@ -134,11 +131,11 @@ def rename_case(proj: Path, module: str, name: str, new: str) -> Case:
             continue
         lines = text.splitlines()
         for line, col in _name_sites(text, name):
-            expected[(rel, line, _utf16_col(lines[line], col))] = new
+            expected[(rel, line, utf16_col(lines[line], col))] = new
     return Case("rename", module, name, expected, old_text, new_text)
 
 
-def _calls(text: str, name: str) -> list[ast.Call]:
+def calls_of(text: str, name: str) -> list[ast.Call]:
     return [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)
             and isinstance(n.func, ast.Name) and n.func.id == name]
 
@@ -161,7 +158,7 @@ def add_parameter_case(proj: Path, module: str, name: str, param: str, arg: str)
 
     last = fn.args.args[-1]
     p_end = at(last.end_lineno, last.end_col_offset)
-    first = next(c for c in _calls(old_text, name) if len(c.args) == nparams and not c.keywords)
+    first = next(c for c in calls_of(old_text, name) if len(c.args) == nparams and not c.keywords)
     c_end = at(first.end_lineno, first.end_col_offset) - 1  # before ")"
     new_text = old_text
     for at_, ins in sorted([(p_end, f", {param}"), (c_end, f", {arg}")], reverse=True):
@@ -172,69 +169,18 @@ def add_parameter_case(proj: Path, module: str, name: str, param: str, arg: str)
         rel = f.relative_to(proj).as_posix()
         text = f.read_text(encoding="utf-8")
         flines = text.splitlines()
-        for c in _calls(text, name):
+        for c in calls_of(text, name):
             if len(c.args) != nparams or c.keywords:
                 continue
             # the required new argument list: the old arguments plus ", arg"
             a0, a1 = c.args[0], c.args[-1]
-            inner_start = (a0.lineno - 1, _utf16_col(flines[a0.lineno - 1], a0.col_offset))
+            inner_start = (a0.lineno - 1, utf16_col(flines[a0.lineno - 1], a0.col_offset))
             old_args = ast.get_source_segment(text, c)
             assert old_args is not None
             inner = old_args[old_args.index("(") + 1:-1]
             expected[(rel, *inner_start)] = inner + f", {arg}"
             del a1
     return Case("add_parameter", module, name, expected, old_text, new_text)
-
-
-def _offsets(text: str) -> list[int]:
-    out = [0]
-    for ln in text.splitlines(keepends=True):
-        out.append(out[-1] + len(ln))
-    return out
-
-
-def _at(text: str, starts: list[int], line: int, byte_col: int) -> int:
-    """Code-point offset of an ``ast`` position (1-based line, UTF-8 byte column)."""
-    row = text[starts[line - 1]:starts[line] if line < len(starts) else len(text)]
-    return starts[line - 1] + len(row.encode("utf-8")[:byte_col].decode("utf-8"))
-
-
-def signature_case(proj: Path, module: str, name: str, order: list[int]) -> Case:
-    """Give ``def name`` in ``module`` the parameters ``order`` (indices of the old ones: fewer is a
-    removal, a permutation a reorder); every call passing all of them positionally must pass
-    ``[args[i] for i in order]``."""
-    path = proj / module
-    old_text = path.read_text(encoding="utf-8")
-    fn = next(n for n in ast.parse(old_text).body if isinstance(n, ast.FunctionDef) and n.name == name)
-    params = fn.args.args
-    starts = _offsets(old_text)
-    spans = [(_at(old_text, starts, a.lineno, a.col_offset), _at(old_text, starts, a.end_lineno, a.end_col_offset))
-             for a in params]
-    texts = [old_text[s:e] for s, e in spans]
-    new_text = old_text
-    if len(order) == len(params):  # a permutation: each slot gets its new parameter
-        for (s, e), i in sorted(zip(spans, order, strict=True), reverse=True):
-            new_text = new_text[:s] + texts[i] + new_text[e:]
-    else:
-        (gone,) = set(range(len(params))) - set(order)
-        s = spans[gone - 1][1] if gone else spans[0][0]
-        e = spans[gone][1] if gone else spans[1][0]
-        new_text = new_text[:s] + new_text[e:]
-    path.write_text(new_text, encoding="utf-8")
-    kind = "reorder_parameters" if len(order) == len(params) else "remove_parameter"
-    expected: dict[Site, str] = {}
-    for f in py_files(proj):
-        rel = f.relative_to(proj).as_posix()
-        text = f.read_text(encoding="utf-8")
-        flines = text.splitlines()
-        for c in _calls(text, name):
-            if len(c.args) != len(params) or c.keywords or any(isinstance(a, ast.Starred) for a in c.args):
-                continue
-            a0 = c.args[0]
-            args = [ast.get_source_segment(text, a) or "" for a in c.args]
-            expected[(rel, a0.lineno - 1, _utf16_col(flines[a0.lineno - 1], a0.col_offset))] = \
-                ", ".join(args[i] for i in order)
-    return Case(kind, module, name, expected, old_text, new_text)
 
 
 def predicted_sites(result: dict, proj: Path) -> dict[Site, str]:
@@ -270,69 +216,3 @@ def score(expected: dict[Site, str], predicted: dict[Site, str]) -> tuple[int, i
     """(correct: right place and text, predicted, expected)."""
     correct = sum(1 for k, v in predicted.items() if same_text(expected.get(k), v))
     return correct, len(predicted), len(expected)
-
-
-LineSite = tuple[str, int]  # (path relative to the project, 0-based line)
-
-
-def _isinstance_tuples(text: str, elts: str) -> list[ast.Tuple]:
-    return [n.args[1] for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-            and n.func.id == "isinstance" and len(n.args) == 2 and isinstance(n.args[1], ast.Tuple)
-            and ast.unparse(n.args[1]) == elts]
-
-
-def repeat_case(proj: Path, elts: str) -> tuple[Case, dict[LineSite, str]]:
-    """Write the first ``isinstance(_, ELTS)`` of the project as a union; the other ones must follow.
-    Returns the case and the expected lines ((path, line) -> the line's new text)."""
-    union = " | ".join(e.strip() for e in elts.strip("()").split(","))
-    expected: dict[LineSite, str] = {}
-    first: tuple[Path, str, str] | None = None
-    for f in py_files(proj):
-        rel = f.relative_to(proj).as_posix()
-        text = f.read_text(encoding="utf-8")
-        lines = text.splitlines()
-        for node in sorted(_isinstance_tuples(text, elts), key=lambda n: (n.lineno, n.col_offset)):
-            line = lines[node.lineno - 1].encode("utf-8")
-            new = (line[:node.col_offset] + union.encode() + line[node.end_col_offset:]).decode("utf-8")
-            if first is None:
-                lines[node.lineno - 1] = new
-                first = (f, text, "\n".join(lines) + ("\n" if text.endswith("\n") else ""))
-            else:
-                expected[(rel, node.lineno - 1)] = new
-    assert first is not None, f"no isinstance(_, {elts}) in the project"
-    first[0].write_text(first[2], encoding="utf-8")
-    case = Case("repeat", first[0].relative_to(proj).as_posix(), elts, {}, first[1], first[2])
-    return case, expected
-
-
-def predicted_lines(result: dict, proj: Path) -> dict[LineSite, str]:
-    """The lines a ``--format json`` result changes: (path, first line of an edit) -> that line's
-    text once all of the result's edits are applied (UTF-16 positions read here, not by the tool)."""
-    root = proj.resolve()
-    by_file: dict[str, list[dict]] = {}
-    for e in result["edits"]:
-        rel = Path(e["uri"].removeprefix("file://")).resolve().relative_to(root).as_posix()
-        by_file.setdefault(rel, []).append(e)
-    out: dict[LineSite, str] = {}
-    for rel, edits in by_file.items():
-        lines = (proj / rel).read_text(encoding="utf-8").splitlines(keepends=True)
-        starts = [0]
-        for ln in lines:
-            starts.append(starts[-1] + len(ln))
-        text = "".join(lines)
-
-        def offset(pos: dict, lines: list[str] = lines, starts: list[int] = starts) -> int:
-            units = lines[pos["line"]].encode("utf-16-le")[: 2 * pos["character"]]
-            return starts[pos["line"]] + len(units.decode("utf-16-le"))
-
-        spans = sorted((offset(e["range"]["start"]), offset(e["range"]["end"]), e["newText"], e["range"]["start"]["line"])
-                       for e in edits)
-        new = text
-        for s, e, t, _ in reversed(spans):
-            new = new[:s] + t + new[e:]
-        new_lines = new.splitlines()
-        shift = 0  # lines added before, as edits are applied in order
-        for s, e, t, line in spans:
-            out[(rel, line)] = new_lines[line + shift]
-            shift += t.count("\n") - text.count("\n", s, e)
-    return out
