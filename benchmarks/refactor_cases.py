@@ -8,7 +8,8 @@ every location that must follow:
 * ``rename`` — a module-level function renamed at its ``def``: every ``Name`` reading it in its
   module and in the modules that ``from ... import`` it, the imported names themselves (and an
   ``as`` alias of the same name); uses inside functions that bind the name themselves (a
-  parameter or an assignment) are not it.
+  parameter or an assignment) are not it. And in the docstrings and comments of the package
+  (``tokenize``), every mention written as a reference: ``click.name``, ``:func:`name```.
 * ``add_parameter`` — a required parameter appended to a function, and one call in its module
   updated by the first edit (the example); every other call ``f(a)`` in every module must pass
   the same argument.
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import shutil
 import subprocess
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,6 +118,31 @@ def _imports(text: str, name: str) -> bool:
     return any(isinstance(n, ast.ImportFrom) and any(a.name == name for a in n.names) for n in ast.walk(ast.parse(text)))
 
 
+def _prose_mentions(text: str, name: str, package: str) -> list[int]:
+    """Offsets of ``name`` in a module's strings and comments written as a reference to the
+    function: ``package.name`` or a Sphinx role ``:func:`name```, ``:meth:`name```."""
+    out = []
+    starts = [0]
+    for ln in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(ln))
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type not in (tokenize.STRING, tokenize.COMMENT):
+            continue
+        base = starts[tok.start[0] - 1] + tok.start[1]
+        k = tok.string.find(name)
+        while k >= 0:
+            end = k + len(name)
+            whole = (k == 0 or not (tok.string[k - 1].isalnum() or tok.string[k - 1] == "_")) and (
+                end == len(tok.string) or not (tok.string[end].isalnum() or tok.string[end] == "_"))
+            before = tok.string[max(0, k - len(package) - 1):k]
+            role = tok.string[:k].endswith(("`", "`~")) and tok.string[:k].rstrip("`~").endswith(":") \
+                and tok.string[end:end + 1] == "`"
+            if whole and (before == package + "." or role):
+                out.append(base + k)
+            k = tok.string.find(name, end)
+    return out
+
+
 def rename_case(proj: Path, module: str, name: str, new: str) -> Case:
     """Rename ``def name(`` in ``module`` (edits the file on disk) and return the known follow-ups."""
     path = proj / module
@@ -127,11 +155,16 @@ def rename_case(proj: Path, module: str, name: str, new: str) -> Case:
     for f in py_files(proj):
         rel = f.relative_to(proj).as_posix()
         text = f.read_text(encoding="utf-8")
-        if rel != module and not _imports(text, name):
-            continue
         lines = text.splitlines()
-        for line, col in _name_sites(text, name):
-            expected[(rel, line, utf16_col(lines[line], col))] = new
+        if rel == module or _imports(text, name):
+            for line, col in _name_sites(text, name):
+                expected[(rel, line, utf16_col(lines[line], col))] = new
+        starts = [0]
+        for ln in text.splitlines(keepends=True):
+            starts.append(starts[-1] + len(ln))
+        for at in _prose_mentions(text, name, PACKAGE):
+            line = max(k for k, s in enumerate(starts) if s <= at)
+            expected[(rel, line, len(text[starts[line]:at].encode("utf-16-le")) // 2)] = new
     return Case("rename", module, name, expected, old_text, new_text)
 
 

@@ -19,10 +19,8 @@ All but the first are scored per line (``changed_lines``: the line's text after 
 from __future__ import annotations
 
 import ast
-import io
 import re
 import subprocess
-import tokenize
 from pathlib import Path
 
 from benchmarks.refactor_cases import GIT, PACKAGE, Case, Site, calls_of, py_files, rename_case, utf16_col
@@ -202,31 +200,6 @@ Use :func:`{echo}` rather than ``print()``: the examples call :func:`click.{echo
 MARK = "{echo}"
 
 
-def _prose_mentions(text: str, name: str, package: str) -> list[int]:
-    """Offsets of ``name`` in a module's strings and comments written as a reference to the
-    function: ``package.name`` or a Sphinx role ``:func:`name```, ``:meth:`name```."""
-    out = []
-    starts = [0]
-    for ln in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(ln))
-    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.type not in (tokenize.STRING, tokenize.COMMENT):
-            continue
-        base = starts[tok.start[0] - 1] + tok.start[1]
-        k = tok.string.find(name)
-        while k >= 0:
-            end = k + len(name)
-            whole = (k == 0 or not (tok.string[k - 1].isalnum() or tok.string[k - 1] == "_")) and (
-                end == len(tok.string) or not (tok.string[end].isalnum() or tok.string[end] == "_"))
-            before = tok.string[max(0, k - len(package) - 1):k]
-            role = tok.string[:k].endswith(("`", "`~")) and tok.string[:k].rstrip("`~").endswith(":") \
-                and tok.string[end:end + 1] == "`"
-            if whole and (before == package + "." or role):
-                out.append(base + k)
-            k = tok.string.find(name, end)
-    return out
-
-
 def docs_case(proj: Path) -> tuple[Case, dict[LineSite, str]]:
     """The user's tests and docs plus click's README (from its installed metadata) committed to
     the project, then ``echo`` renamed ``print_out``: the expected lines of every file."""
@@ -249,16 +222,11 @@ def docs_case(proj: Path) -> tuple[Case, dict[LineSite, str]]:
                                    for m in re.finditer(rf"(?<![\w.]){PACKAGE}\.echo(?!\w)", readme)]
     subprocess.run([*GIT, "-C", str(proj), "add", "-A"], check=True)
     subprocess.run([*GIT, "-C", str(proj), "commit", "-qm", "tests and docs"], check=True)
-    case = rename_case(proj, "click/utils.py", "echo", "print_out")
+    case = rename_case(proj, "click/utils.py", "echo", "print_out")  # code and docstrings of click
     for (rel, line, col), new in case.expected.items():
         text = (proj / rel).read_text(encoding="utf-8")
         at = _line_offset(text, line, col)
         expected_edits.setdefault(rel, []).append((at, at + len("echo"), new))
-    for f in py_files(proj):
-        rel = f.relative_to(proj).as_posix()
-        text = f.read_text(encoding="utf-8")
-        expected_edits.setdefault(rel, []).extend((m, m + len("echo"), "print_out")
-                                                  for m in _prose_mentions(text, "echo", PACKAGE))
     lines: dict[LineSite, str] = {}
     for rel, edits in expected_edits.items():
         lines.update(changed_lines(rel, (proj / rel).read_text(encoding="utf-8"), sorted(set(edits))))

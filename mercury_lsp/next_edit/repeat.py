@@ -18,7 +18,8 @@ a rule does not depend on spacing.
 
 A rule must be specific: its pattern has at least ``MIN_PATTERN_CHARS`` non-blank characters,
 and a rule matching more than ``nextEdit.repeatMaxSites`` places is dropped as too generic (the
-broader anchors are tried too with ``repeatAllSites``: every similar site). Sites are ranked
+broader anchors are tried too with ``repeatAllSites``: every similar site; renames are then left
+to the scope-aware rename search). Sites are ranked
 by the length of the anchor they matched (structural similarity), the cursor's document first,
 then by distance to the cursor. The syntax guard (``pipeline._keep_parsing``) runs on them like
 on every other edit.
@@ -276,7 +277,7 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         if rule.is_rename and (in_code or distinctive(rule.deleted[0])):
             found = _rename_sites(rule, home, docs)
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
-            if len(found) <= opts.repeat_max_sites:
+            if len(found) <= opts.repeat_max_sites and not opts.repeat_all_sites:
                 sites.extend(found)
             continue
         for variant in _backed_off(rule):
