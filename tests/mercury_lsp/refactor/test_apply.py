@@ -168,6 +168,7 @@ def test_bad_input_is_one_line_and_exit_2(proj, run, tmp_path):
         (["refactor", "propagate", "--diff", str(malformed)], "malformed patch"),
         (["refactor", "propagate", "--diff", str(binary)], "binary file, not a patch"),
         (["refactor", "propagate", "--diff", str(tmp_path)], "is a directory"),
+        (["refactor", "propagate", str(binary), "--diff", str(good)], "binary file"),
         (["next-edit", "click/core.py", "--after-diff", str(good), "--no-model"], "not click/core.py"),
         (["next-edit", str(binary), "--after-diff", str(good), "--no-model"], "binary file"),
         (["next-edit", "click", "--after-diff", str(good), "--no-model"], "is a directory"),
