@@ -41,7 +41,6 @@ from pathlib import Path
 
 from benchmarks.refactor_cases import (
     add_parameter_case,
-    calls_of,
     make_project,
     predicted_sites,
     py_files,
@@ -73,59 +72,71 @@ def _cli(proj: Path, args: list[str]) -> tuple[subprocess.CompletedProcess, floa
     return out, time.perf_counter() - t0
 
 
+def _index(proj: Path) -> tuple[dict[str, ast.Module], dict[str, list[tuple[str, ast.Call]]]]:
+    """Each module of the project parsed once, and the calls ``name(...)`` by name."""
+    trees = {f.relative_to(proj).as_posix(): ast.parse(f.read_text(encoding="utf-8")) for f in py_files(proj)}
+    calls: dict[str, list[tuple[str, ast.Call]]] = {}
+    for rel, tree in trees.items():
+        for c in ast.walk(tree):
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name):
+                calls.setdefault(c.func.id, []).append((rel, c))
+    return trees, calls
+
+
 def rename_targets(proj: Path, limit: int) -> list[tuple[str, str]]:
-    texts = {f.relative_to(proj).as_posix(): f.read_text(encoding="utf-8") for f in py_files(proj)}
+    trees, _ = _index(proj)
     defs: dict[str, list[str]] = {}
-    for rel, text in texts.items():
-        for n in ast.parse(text).body:
+    imported: dict[str, set[str]] = {}
+    for rel, tree in trees.items():
+        for n in tree.body:
             if isinstance(n, ast.FunctionDef) and not n.decorator_list:
                 defs.setdefault(n.name, []).append(rel)
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom):
+                for a in n.names:
+                    imported.setdefault(a.name, set()).add(rel)
     out = []
     for name, where in sorted(defs.items()):
         if len(where) != 1 or name.startswith("__"):
             continue
-        users = [r for r, t in texts.items() if r != where[0]
-                 and any(isinstance(n, ast.ImportFrom) and any(a.name == name for a in n.names)
-                         for n in ast.walk(ast.parse(t)))]
-        if len(users) >= MIN_OTHER_MODULES and texts[where[0]].count(f"\ndef {name}(") == 1:
+        users = imported.get(name, set()) - {where[0]}
+        text = (proj / where[0]).read_text(encoding="utf-8")
+        if len(users) >= MIN_OTHER_MODULES and text.count(f"\ndef {name}(") == 1:
             out.append((where[0], name))
     return out[:limit]
 
 
-def param_targets(proj: Path, limit: int) -> list[tuple[str, str]]:
-    out = []
-    texts = {f.relative_to(proj).as_posix(): f.read_text(encoding="utf-8") for f in py_files(proj)}
-    for rel, text in texts.items():
-        for n in ast.parse(text).body:
-            if not isinstance(n, ast.FunctionDef) or n.decorator_list or not n.args.args:
+def _plain_functions(trees: dict[str, ast.Module], min_params: int):
+    """(module, def) of undecorated module-level functions with only plain parameters."""
+    for rel, tree in trees.items():
+        for n in tree.body:
+            if not isinstance(n, ast.FunctionDef) or n.decorator_list:
                 continue
             a = n.args
-            if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
-                continue
-            k = len(a.args)
-            calls = [(r, c) for r, t in texts.items() for c in ast.walk(ast.parse(t)) if isinstance(c, ast.Call)
-                     and isinstance(c.func, ast.Name) and c.func.id == n.name and len(c.args) == k and not c.keywords]
-            if len(calls) >= 3 and any(r == rel for r, _ in calls):
-                out.append((rel, n.name))
+            if len(a.args) >= min_params and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs):
+                yield rel, n
+
+
+def param_targets(proj: Path, limit: int) -> list[tuple[str, str]]:
+    trees, calls = _index(proj)
+    out = []
+    for rel, n in _plain_functions(trees, 1):
+        k = len(n.args.args)
+        full = [r for r, c in calls.get(n.name, []) if len(c.args) == k and not c.keywords]
+        if len(full) >= 3 and rel in full:
+            out.append((rel, n.name))
     return sorted(out)[:limit]
 
 
 def signature_targets(proj: Path, limit: int) -> list[tuple[str, str, int]]:
     """Functions with at least two plain parameters, called with all of them positionally at
     least twice: (module, name, parameter count)."""
-    texts = {f.relative_to(proj).as_posix(): f.read_text(encoding="utf-8") for f in py_files(proj)}
+    trees, calls = _index(proj)
     out = []
-    for rel, text in texts.items():
-        for n in ast.parse(text).body:
-            if not isinstance(n, ast.FunctionDef) or n.decorator_list:
-                continue
-            a = n.args
-            if len(a.args) < 2 or a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
-                continue
-            k = len(a.args)
-            calls = [c for t in texts.values() for c in calls_of(t, n.name) if len(c.args) == k and not c.keywords]
-            if len(calls) >= 2:
-                out.append((rel, n.name, k))
+    for rel, n in _plain_functions(trees, 2):
+        k = len(n.args.args)
+        if sum(1 for _, c in calls.get(n.name, []) if len(c.args) == k and not c.keywords) >= 2:
+            out.append((rel, n.name, k))
     return sorted(out)[:limit]
 
 
