@@ -4,6 +4,7 @@ next-edit ties to the binding:
 * uses through a module — ``click.echo(...)`` after ``import click``, ``utils.echo`` after
   ``from click import utils`` — where the dotted name reaches the renamed symbol: the module
   that defines it, or a package whose ``__init__`` re-exports it (as tests and examples use it);
+  and in a function that imports the symbol itself (against a circular import), its uses there;
 * references in docstrings and comments: qualified names (``click.echo``) anywhere; Sphinx
   roles (``:func:`echo```) and literals (````echo()````) in the symbol's own package or in a
   module that imports it;
@@ -152,7 +153,24 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return [node.id, *parts]
 
 
+def _local_import_sites(tree: ast.Module, lines: _Lines, r: Renamed, module: str) -> Iterable[int]:
+    """A function that imports the symbol itself (``from .decorators import help_option`` inside
+    it, as modules do against circular imports): the imported name and its uses there."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for n in ast.walk(fn):
+            if not (isinstance(n, ast.ImportFrom) and f"{_absolute(n, module, is_package=False)}.{r.old}" in r.qualified):
+                continue
+            for a in n.names:
+                if a.name == r.old and a.asname is None:
+                    yield lines.at(a.lineno, a.col_offset)
+                    yield from (lines.at(u.lineno, u.col_offset) for u in ast.walk(fn)
+                                if isinstance(u, ast.Name) and u.id == r.old)
+
+
 def _code_sites(tree: ast.Module, lines: _Lines, r: Renamed, module: str) -> Iterable[int]:
+    yield from _local_import_sites(tree, lines, r, module)
     aliases = _aliases(tree, module)
     for n in ast.walk(tree):
         if isinstance(n, ast.Attribute) and n.attr == r.old and n.end_lineno is not None:
