@@ -1,18 +1,21 @@
 """Batch-refactor benchmark: ``mercury-lsp refactor propagate`` and ``fill`` on a real project.
 
-    python -m benchmarks.refactor [--modes syntax,model] [--renames N] [--params N] [--fill-stubs N]
-        [--model DIR] [--threads N] [--out benchmarks/results/refactor.json]
+    nice -n 10 python -m benchmarks.refactor [--modes syntax,model] [--renames N] [--params N]
+        [--signatures N] [--fill-stubs N] [--model DIR] [--threads N] [--out benchmarks/results/refactor.json]
 
 The project is the installed ``click`` package's source in a fresh git repository
 (``benchmarks.refactor_cases``). Every command runs as a separate ``mercury-lsp`` process (a
-client sharing no code with the tool: arguments in, JSON out) from the project's directory.
+client sharing no code with the tool: arguments in, JSON out) from the project's directory,
+each with a time limit (``CASE_TIMEOUT_S``), so a run is bounded.
 
-* **propagate** — cases: module-level functions of click renamed at their ``def`` (the ones used
-  in at least two other modules), and required parameters appended to functions whose calls
-  pass positional arguments (one call updated by the first edit). Ground truth from ``ast``.
-  Per mode (``syntax`` = ``--no-model``, ``model`` = the model checks the locations):
-  precision and recall of (location, text), files/s and edits/s (whole command, start-up and
-  model load included; and in-process, from the result's ``timings.total_ms``).
+* **propagate** — one case per follow-up kind of the issue, ground truth from ``ast`` and
+  ``tokenize`` (``refactor_cases``, ``refactor_kinds``): functions renamed at their ``def`` (the
+  ones used in at least two other modules); required parameters appended (one call updated by
+  the first edit), parameters removed and reordered; a parameter renamed; a rename with a
+  user's tests and docs in the project; the analogous edit at similar sites. Per mode
+  (``syntax`` = ``--no-model``, ``model`` = the model checks the locations) and per kind:
+  precision and recall of the predicted locations and texts, files/s and edits/s (whole
+  command, start-up and model load included; and in-process, from ``timings.total_ms``).
 * **fill** — function bodies of click replaced by ``...`` (docstrings kept); ``refactor fill``
   completes them: the share of non-empty completions that pass the syntax guard, the share
   kept, stubs/s.
@@ -33,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.refactor_cases import (
@@ -44,95 +48,166 @@ from benchmarks.refactor_cases import (
     reset,
     score,
 )
+from benchmarks.refactor_kinds import (
+    docs_case,
+    parameter_rename_case,
+    predicted_lines,
+    repeat_case,
+    signature_case,
+)
 
 DEFAULT_OUT = Path(__file__).parent / "results" / "refactor.json"
 MIN_OTHER_MODULES = 2  # a rename case: the function is used in at least this many other modules
 NEW_NAME_SUFFIX = "_renamed"
 NEW_PARAM, NEW_ARG = "extra_flag", "None"
+REPEAT_TUPLES = ("(tuple, list)", "(bytes, bytearray)")  # isinstance tuples written as unions
+CASE_TIMEOUT_S = 900  # one command; a case never takes this long, a hung one ends the run
 FILL_NOTE = re.compile(r"(\d+) stub\(s\); (\d+) non-empty fill\(s\), (\d+) passed the syntax guard, (\d+) kept")
 
 
 def _cli(proj: Path, args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "mercury_lsp.cli", *args], cwd=proj, capture_output=True,
-                         text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    out = subprocess.run([sys.executable, "-P", "-m", "mercury_lsp.cli", *args], cwd=proj, capture_output=True,
+                         text=True, timeout=CASE_TIMEOUT_S, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
     return out, time.perf_counter() - t0
 
 
+def _index(proj: Path) -> tuple[dict[str, ast.Module], dict[str, list[tuple[str, ast.Call]]]]:
+    """Each module of the project parsed once, and the calls ``name(...)`` by name."""
+    trees = {f.relative_to(proj).as_posix(): ast.parse(f.read_text(encoding="utf-8")) for f in py_files(proj)}
+    calls: dict[str, list[tuple[str, ast.Call]]] = {}
+    for rel, tree in trees.items():
+        for c in ast.walk(tree):
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name):
+                calls.setdefault(c.func.id, []).append((rel, c))
+    return trees, calls
+
+
 def rename_targets(proj: Path, limit: int) -> list[tuple[str, str]]:
-    texts = {f.relative_to(proj).as_posix(): f.read_text(encoding="utf-8") for f in py_files(proj)}
+    trees, _ = _index(proj)
     defs: dict[str, list[str]] = {}
-    for rel, text in texts.items():
-        for n in ast.parse(text).body:
+    imported: dict[str, set[str]] = {}
+    for rel, tree in trees.items():
+        for n in tree.body:
             if isinstance(n, ast.FunctionDef) and not n.decorator_list:
                 defs.setdefault(n.name, []).append(rel)
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom):
+                for a in n.names:
+                    imported.setdefault(a.name, set()).add(rel)
     out = []
     for name, where in sorted(defs.items()):
         if len(where) != 1 or name.startswith("__"):
             continue
-        users = [r for r, t in texts.items() if r != where[0]
-                 and any(isinstance(n, ast.ImportFrom) and any(a.name == name for a in n.names)
-                         for n in ast.walk(ast.parse(t)))]
-        if len(users) >= MIN_OTHER_MODULES and texts[where[0]].count(f"\ndef {name}(") == 1:
+        users = imported.get(name, set()) - {where[0]}
+        text = (proj / where[0]).read_text(encoding="utf-8")
+        if len(users) >= MIN_OTHER_MODULES and text.count(f"\ndef {name}(") == 1:
             out.append((where[0], name))
     return out[:limit]
 
 
-def param_targets(proj: Path, limit: int) -> list[tuple[str, str]]:
-    out = []
-    texts = {f.relative_to(proj).as_posix(): f.read_text(encoding="utf-8") for f in py_files(proj)}
-    for rel, text in texts.items():
-        for n in ast.parse(text).body:
-            if not isinstance(n, ast.FunctionDef) or n.decorator_list or not n.args.args:
+def _plain_functions(trees: dict[str, ast.Module], min_params: int):
+    """(module, def) of undecorated module-level functions with only plain parameters."""
+    for rel, tree in trees.items():
+        for n in tree.body:
+            if not isinstance(n, ast.FunctionDef) or n.decorator_list:
                 continue
             a = n.args
-            if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
-                continue
-            k = len(a.args)
-            calls = [(r, c) for r, t in texts.items() for c in ast.walk(ast.parse(t)) if isinstance(c, ast.Call)
-                     and isinstance(c.func, ast.Name) and c.func.id == n.name and len(c.args) == k and not c.keywords]
-            if len(calls) >= 3 and any(r == rel for r, _ in calls):
-                out.append((rel, n.name))
+            if len(a.args) >= min_params and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs):
+                yield rel, n
+
+
+def param_targets(proj: Path, limit: int) -> list[tuple[str, str]]:
+    trees, calls = _index(proj)
+    out = []
+    for rel, n in _plain_functions(trees, 1):
+        k = len(n.args.args)
+        full = [r for r, c in calls.get(n.name, []) if len(c.args) == k and not c.keywords]
+        if len(full) >= 3 and rel in full:
+            out.append((rel, n.name))
     return sorted(out)[:limit]
 
 
-def run_propagate(proj: Path, modes: list[str], model_args: list[str], renames: int, params: int) -> dict:
-    cases = [("rename", m, n) for m, n in rename_targets(proj, renames)]
-    cases += [("add_parameter", m, n) for m, n in param_targets(proj, params)]
-    nfiles = len(py_files(proj))
+def signature_targets(proj: Path, limit: int) -> list[tuple[str, str, int]]:
+    """Functions with at least two plain parameters, called with all of them positionally at
+    least twice: (module, name, parameter count)."""
+    trees, calls = _index(proj)
+    out = []
+    for rel, n in _plain_functions(trees, 2):
+        k = len(n.args.args)
+        if sum(1 for _, c in calls.get(n.name, []) if len(c.args) == k and not c.keywords) >= 2:
+            out.append((rel, n.name, k))
+    return sorted(out)[:limit]
+
+
+def build_cases(proj: Path, renames: int, params: int, signatures: int) -> list[tuple[str, str, Callable]]:
+    """(kind, label, make) per case; ``make(project)`` makes the first edit and returns
+    (expected, scored per "site" or per "line")."""
+    def site(case):
+        return case.expected, "site"
+
+    cases: list[tuple[str, str, Callable]] = []
+    for m, n in rename_targets(proj, renames):
+        cases.append(("rename", f"{m}:{n}", lambda p, m=m, n=n: site(rename_case(p, m, n, n + NEW_NAME_SUFFIX))))
+    for m, n in param_targets(proj, params):
+        cases.append(("add_parameter", f"{m}:{n}",
+                      lambda p, m=m, n=n: site(add_parameter_case(p, m, n, NEW_PARAM, NEW_ARG))))
+    for m, n, k in signature_targets(proj, signatures):
+        cases.append(("remove_parameter", f"{m}:{n}", lambda p, m=m, n=n, k=k: site(
+            signature_case(p, m, n, list(range(k - 1))))))
+        cases.append(("reorder_parameters", f"{m}:{n}", lambda p, m=m, n=n, k=k: site(
+            signature_case(p, m, n, list(range(k))[::-1]))))
+    cases.append(("rename_parameter", "click/utils.py:echo(nl)", lambda p: (
+        parameter_rename_case(p, "click/utils.py", "echo", "nl", "new_line")[1], "line")))
+    cases.append(("docs", "click/utils.py:echo + tests, docs, README", lambda p: (docs_case(p)[1], "line")))
+    for elts in REPEAT_TUPLES:
+        cases.append(("repeat", f"isinstance(_, {elts})", lambda p, elts=elts: (repeat_case(p, elts)[1], "line")))
+    return cases
+
+
+def _totals(rows: list[dict]) -> dict:
+    t = {k: sum(r[k] for r in rows) for k in ("correct", "predicted", "expected", "edits", "files")}
+    wall = sum(r["wall_s"] for r in rows)
+    inproc = sum(r["in_process_s"] for r in rows)
+    return {"cases": len(rows), "precision": t["correct"] / max(1, t["predicted"]),
+            "recall": t["correct"] / max(1, t["expected"]),
+            "files_per_s": t["files"] / max(1e-9, wall), "edits_per_s": t["edits"] / max(1e-9, wall),
+            "files_per_s_in_process": t["files"] / max(1e-9, inproc),
+            "edits_per_s_in_process": t["edits"] / max(1e-9, inproc),
+            "expected_edits": t["expected"], "predicted_edits": t["predicted"]}
+
+
+def run_propagate(root: Path, modes: list[str], model_args: list[str], renames: int, params: int,
+                  signatures: int) -> dict:
+    proj = make_project(root / "proj")
+    cases = build_cases(proj, renames, params, signatures)
     rows = {}
     for mode in modes:
         flags = ["--no-model"] if mode == "syntax" else model_args
-        tot = {"correct": 0, "predicted": 0, "expected": 0, "wall_s": 0.0, "inproc_s": 0.0, "files": 0, "edits": 0}
         per_case = []
-        for kind, module, name in cases:
-            reset(proj)
-            case = (rename_case(proj, module, name, name + NEW_NAME_SUFFIX) if kind == "rename"
-                    else add_parameter_case(proj, module, name, NEW_PARAM, NEW_ARG))
-            out, wall = _cli(proj, ["refactor", "propagate", "--git", "--format", "json", *flags])
+        for n, (kind, label, make) in enumerate(cases):
+            # each case on a fresh copy: the docs case commits the user's tests and docs
+            here = proj if kind != "docs" else make_project(root / f"{mode}-{n}")
+            reset(here)
+            expected, unit = make(here)
+            out, wall = _cli(here, ["refactor", "propagate", "--git", "--format", "json", *flags])
             if out.returncode != 0:
-                raise RuntimeError(f"{kind} {module}:{name}: exit {out.returncode}: {out.stderr.strip()[-300:]}")
+                raise RuntimeError(f"{kind} {label}: exit {out.returncode}: {out.stderr.strip()[-300:]}")
             result = json.loads(out.stdout)
-            got = predicted_sites(result, proj)
-            c, p, e = score(case.expected, got)
-            inproc = result["timings"]["total_ms"] / 1000
-            per_case.append({"kind": kind, "module": module, "name": name, "correct": c, "predicted": p,
-                             "expected": e, "wall_s": round(wall, 3), "in_process_s": round(inproc, 3)})
-            for k, v in (("correct", c), ("predicted", p), ("expected", e), ("wall_s", wall),
-                         ("inproc_s", inproc), ("files", nfiles), ("edits", p)):
-                tot[k] += v
+            if unit == "site":
+                c, p, e = score(expected, predicted_sites(result, here))
+            else:
+                got = predicted_lines(result, here)
+                c, p, e = sum(1 for k, v in got.items() if expected.get(k) == v), len(got), len(expected)
+            files = len(subprocess.run(["git", "-C", str(here), "ls-files"], capture_output=True, text=True,
+                                       check=True).stdout.split())
+            per_case.append({"kind": kind, "case": label, "scored_per": unit, "correct": c, "predicted": p,
+                             "expected": e, "edits": len(result["edits"]), "files": files,
+                             "wall_s": round(wall, 3), "in_process_s": round(result["timings"]["total_ms"] / 1000, 3)})
+            print(f"  {mode:6} {kind:18} {label:45} {c:>3}/{p:<3} of {e:<3} {wall:6.1f} s", file=sys.stderr)
         reset(proj)
-        rows[mode] = {
-            "cases": len(cases),
-            "precision": tot["correct"] / max(1, tot["predicted"]),
-            "recall": tot["correct"] / max(1, tot["expected"]),
-            "files_per_s": tot["files"] / max(1e-9, tot["wall_s"]),
-            "edits_per_s": tot["edits"] / max(1e-9, tot["wall_s"]),
-            "files_per_s_in_process": tot["files"] / max(1e-9, tot["inproc_s"]),
-            "edits_per_s_in_process": tot["edits"] / max(1e-9, tot["inproc_s"]),
-            "expected_edits": tot["expected"], "predicted_edits": tot["predicted"],
-            "per_case": per_case,
-        }
+        kinds = {k: _totals([r for r in per_case if r["kind"] == k]) for k in dict.fromkeys(r["kind"] for r in per_case)}
+        rows[mode] = {**_totals(per_case), "kinds": kinds, "per_case": per_case}
     return rows
 
 
@@ -182,9 +257,10 @@ def run_fill(proj: Path, model_args: list[str], stubs: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--modes", default="syntax,model")
-    ap.add_argument("--renames", type=int, default=8)
-    ap.add_argument("--params", type=int, default=4)
-    ap.add_argument("--fill-stubs", type=int, default=32)
+    ap.add_argument("--renames", type=int, default=6)
+    ap.add_argument("--params", type=int, default=3)
+    ap.add_argument("--signatures", type=int, default=2, help="functions whose parameter is removed / reordered")
+    ap.add_argument("--fill-stubs", type=int, default=24)
     ap.add_argument("--model", default=None)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -193,16 +269,18 @@ def main(argv: list[str] | None = None) -> int:
         ["--threads", str(args.threads)] if args.threads else [])
     modes = [m for m in args.modes.split(",") if m]
     with tempfile.TemporaryDirectory() as tmp:
-        proj = make_project(Path(tmp) / "proj")
         t0 = time.perf_counter()
-        prop = run_propagate(proj, modes, model_args, args.renames, args.params)
-        fill = run_fill(proj, model_args, args.fill_stubs) if args.fill_stubs > 0 else None
+        prop = run_propagate(Path(tmp), modes, model_args, args.renames, args.params, args.signatures)
+        fill = run_fill(make_project(Path(tmp) / "fill"), model_args, args.fill_stubs) if args.fill_stubs > 0 else None
         total = time.perf_counter() - t0
     print(f"{'mode':8} {'cases':>5} {'precision':>9} {'recall':>7} {'files/s':>8} {'edits/s':>8} "
           f"{'files/s (in-proc)':>17} {'edits/s (in-proc)':>17}")
     for mode, r in prop.items():
         print(f"{mode:8} {r['cases']:>5} {r['precision']:>9.1%} {r['recall']:>7.1%} {r['files_per_s']:>8.1f} "
               f"{r['edits_per_s']:>8.1f} {r['files_per_s_in_process']:>17.1f} {r['edits_per_s_in_process']:>17.1f}")
+        for kind, k in r["kinds"].items():
+            print(f"  {kind:18} {k['cases']:>3} case(s)  precision {k['precision']:6.1%}  recall {k['recall']:6.1%}  "
+                  f"({k['predicted_edits']} predicted, {k['expected_edits']} expected)")
     if fill is not None:
         print(f"fill: {fill['stubs_found']} stubs, {fill['non_empty']} non-empty completions, "
               f"{fill['passed_guard']} passed the syntax guard ({fill['guard_pass_share']:.1%}), "

@@ -8,18 +8,24 @@ every location that must follow:
 * ``rename`` — a module-level function renamed at its ``def``: every ``Name`` reading it in its
   module and in the modules that ``from ... import`` it, the imported names themselves (and an
   ``as`` alias of the same name); uses inside functions that bind the name themselves (a
-  parameter or an assignment) are not it.
+  parameter or an assignment) are not it. And in the docstrings and comments of the package
+  (``tokenize``), every mention written as a reference: ``click.name``, ``:func:`name```.
 * ``add_parameter`` — a required parameter appended to a function, and one call in its module
   updated by the first edit (the example); every other call ``f(a)`` in every module must pass
   the same argument.
+
+More kinds (removed and reordered parameters, tests and docs, analogous edits) are in
+``refactor_kinds``.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import shutil
 import subprocess
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +69,7 @@ class Case:
     new_text: str
 
 
-def _utf16_col(line: str, byte_col: int) -> int:
+def utf16_col(line: str, byte_col: int) -> int:
     prefix = line.encode("utf-8")[:byte_col].decode("utf-8")
     return len(prefix.encode("utf-16-le")) // 2
 
@@ -112,6 +118,31 @@ def _imports(text: str, name: str) -> bool:
     return any(isinstance(n, ast.ImportFrom) and any(a.name == name for a in n.names) for n in ast.walk(ast.parse(text)))
 
 
+def _prose_mentions(text: str, name: str, package: str) -> list[int]:
+    """Offsets of ``name`` in a module's strings and comments written as a reference to the
+    function: ``package.name`` or a Sphinx role ``:func:`name```, ``:meth:`name```."""
+    out = []
+    starts = [0]
+    for ln in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(ln))
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type not in (tokenize.STRING, tokenize.COMMENT):
+            continue
+        base = starts[tok.start[0] - 1] + tok.start[1]
+        k = tok.string.find(name)
+        while k >= 0:
+            end = k + len(name)
+            whole = (k == 0 or not (tok.string[k - 1].isalnum() or tok.string[k - 1] == "_")) and (
+                end == len(tok.string) or not (tok.string[end].isalnum() or tok.string[end] == "_"))
+            before = tok.string[max(0, k - len(package) - 1):k]
+            role = tok.string[:k].endswith(("`", "`~")) and tok.string[:k].rstrip("`~").endswith(":") \
+                and tok.string[end:end + 1] == "`"
+            if whole and (before == package + "." or role):
+                out.append(base + k)
+            k = tok.string.find(name, end)
+    return out
+
+
 def rename_case(proj: Path, module: str, name: str, new: str) -> Case:
     """Rename ``def name(`` in ``module`` (edits the file on disk) and return the known follow-ups."""
     path = proj / module
@@ -124,15 +155,20 @@ def rename_case(proj: Path, module: str, name: str, new: str) -> Case:
     for f in py_files(proj):
         rel = f.relative_to(proj).as_posix()
         text = f.read_text(encoding="utf-8")
-        if rel != module and not _imports(text, name):
-            continue
         lines = text.splitlines()
-        for line, col in _name_sites(text, name):
-            expected[(rel, line, _utf16_col(lines[line], col))] = new
+        if rel == module or _imports(text, name):
+            for line, col in _name_sites(text, name):
+                expected[(rel, line, utf16_col(lines[line], col))] = new
+        starts = [0]
+        for ln in text.splitlines(keepends=True):
+            starts.append(starts[-1] + len(ln))
+        for at in _prose_mentions(text, name, PACKAGE):
+            line = max(k for k, s in enumerate(starts) if s <= at)
+            expected[(rel, line, len(text[starts[line]:at].encode("utf-16-le")) // 2)] = new
     return Case("rename", module, name, expected, old_text, new_text)
 
 
-def _calls(text: str, name: str) -> list[ast.Call]:
+def calls_of(text: str, name: str) -> list[ast.Call]:
     return [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)
             and isinstance(n.func, ast.Name) and n.func.id == name]
 
@@ -155,7 +191,7 @@ def add_parameter_case(proj: Path, module: str, name: str, param: str, arg: str)
 
     last = fn.args.args[-1]
     p_end = at(last.end_lineno, last.end_col_offset)
-    first = next(c for c in _calls(old_text, name) if len(c.args) == nparams and not c.keywords)
+    first = next(c for c in calls_of(old_text, name) if len(c.args) == nparams and not c.keywords)
     c_end = at(first.end_lineno, first.end_col_offset) - 1  # before ")"
     new_text = old_text
     for at_, ins in sorted([(p_end, f", {param}"), (c_end, f", {arg}")], reverse=True):
@@ -166,12 +202,12 @@ def add_parameter_case(proj: Path, module: str, name: str, param: str, arg: str)
         rel = f.relative_to(proj).as_posix()
         text = f.read_text(encoding="utf-8")
         flines = text.splitlines()
-        for c in _calls(text, name):
+        for c in calls_of(text, name):
             if len(c.args) != nparams or c.keywords:
                 continue
             # the required new argument list: the old arguments plus ", arg"
             a0, a1 = c.args[0], c.args[-1]
-            inner_start = (a0.lineno - 1, _utf16_col(flines[a0.lineno - 1], a0.col_offset))
+            inner_start = (a0.lineno - 1, utf16_col(flines[a0.lineno - 1], a0.col_offset))
             old_args = ast.get_source_segment(text, c)
             assert old_args is not None
             inner = old_args[old_args.index("(") + 1:-1]
@@ -191,15 +227,25 @@ def predicted_sites(result: dict, proj: Path) -> dict[Site, str]:
         start = e["range"]["start"]
         line, col = start["line"], start["character"]
         text = e["newText"]
-        if e.get("kind") == "signature":
-            lead = len(text) - len(text.lstrip())
-            col += lead
+        if e.get("kind") == "signature":  # keyed where its first argument starts
+            lead = text[:len(text) - len(text.lstrip())]
+            line, col = (line + lead.count("\n"), len(lead.rsplit("\n", 1)[1])) if "\n" in lead else (line, col + len(lead))
             text = text.strip()
         out[(rel, line, col)] = text
     return out
 
 
+def same_text(want: str | None, got: str) -> bool:
+    """The same text, or the same argument list once parsed (layout and line breaks are free)."""
+    if want is None or want == got:
+        return want == got
+    try:
+        return ast.dump(ast.parse(f"f({want})")) == ast.dump(ast.parse(f"f({got})"))
+    except SyntaxError:
+        return False
+
+
 def score(expected: dict[Site, str], predicted: dict[Site, str]) -> tuple[int, int, int]:
     """(correct: right place and text, predicted, expected)."""
-    correct = sum(1 for k, v in predicted.items() if expected.get(k) == v)
+    correct = sum(1 for k, v in predicted.items() if same_text(expected.get(k), v))
     return correct, len(predicted), len(expected)

@@ -83,6 +83,13 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     # Language server: workspace files that are not open but mention what the edit changed join
     # the prediction (edits there come with version null); 0 keeps it to open documents.
     max_workspace_files: Annotated[int, Meta(ge=0, le=10_000)] = 200
+    # Repeated edits: a rule matching more places than this is too generic to offer; at most
+    # repeat_max_results of its sites are offered per request; repeat_all_sites also offers the
+    # sites of broader anchors (every similar site, not only the most similar: batch refactors)
+    # and leaves renames to the scope-aware rename search.
+    repeat_max_sites: Annotated[int, Meta(ge=1, le=100_000)] = 6
+    repeat_max_results: Annotated[int, Meta(ge=1, le=100_000)] = 8
+    repeat_all_sites: bool = False
     # A request (and the client applying its edits) gives up after this; a cold CPU model
     # refilling dozens of locations takes seconds, never this long.
     timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000

@@ -196,6 +196,9 @@ def run_propagate(args: argparse.Namespace) -> int:
             raise _usage(f"{p}: no such file or directory")
     paths = args.paths or [roots[0]]
     try:
+        for p in args.paths:
+            if p.is_file():
+                read_source(p, explicit=True)  # a named binary / huge / generated file: an error
         patch = _read_patch(args, roots[0])
         files, _ = list_files(paths)
         model, _, name = _load_model(args)

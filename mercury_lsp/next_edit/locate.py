@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mercury_lsp.next_edit.calls import rebind, splice
 from mercury_lsp.next_edit.detect import Signature, inserted_index, signatures
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
@@ -251,7 +252,7 @@ def signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: 
     cands: list[Candidate] = []
     for key, new in new_sigs.items():
         old = old_sigs.get(key)
-        if old is None or old.splat or new.splat or len(old.params) == len(new.params):
+        if old is None or old.splat or new.splat or [n for n, _ in old.params] == [n for n, _ in new.params]:
             continue
         idx = inserted_index(old, new)
         added = len(new.params) > len(old.params)
@@ -268,33 +269,26 @@ def signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: 
             in_edit = p is home and p.b.char(call.start_byte) <= pe and p.b.char(call.end_byte) >= p0
             if ok_new and not ok_old and in_edit and example is None and added and len(positional) > idx:
                 example = p.b.node_text(positional[idx])
-            elif ok_old and not ok_new:
+            elif ok_old and (not ok_new or (len(old.params) == len(new.params) and not in_edit)):  # reordered/renamed
                 targets.append((p, args, positional, keywords))
         for p, args, positional, keywords in targets:
             s, e = p.b.char(args.start_byte) + 1, p.b.char(args.end_byte) - 1
             inner = p.doc.text[s:e]
-            expected = None
-            if not keywords:
-                rel = [(p.b.char(a.start_byte) - s, p.b.char(a.end_byte) - s) for a in positional]
-                if added and example is not None:
-                    if idx >= len(rel):
-                        expected = (inner[: rel[-1][1]] + ", " + example + inner[rel[-1][1]:]) if rel else example
-                    else:
-                        expected = inner[: rel[idx][0]] + example + ", " + inner[rel[idx][0]:]
-                elif not added and idx < len(rel):
-                    a0, a1 = rel[idx]
-                    nxt = rel[idx + 1][0] if idx + 1 < len(rel) else None
-                    if nxt is not None:
-                        expected = inner[:a0] + inner[nxt:]
-                    else:
-                        prev = rel[idx - 1][1] if idx > 0 else 0
-                        expected = inner[:prev] + inner[a1:]
+            items = [a for a in args.named_children if a.type != "comment"]
+            texts = [p.b.node_text(a) for a in items]
+            kw = [(k, p.b.node_text(a)) for k, a in zip(keywords, (a for a in items if a.type == "keyword_argument"),
+                                                        strict=True)]
+            new_args = rebind(old, new, [p.b.node_text(a) for a in positional], kw, example)
+            expected = None if new_args is None else splice(
+                inner, [(p.b.char(a.start_byte) - s, p.b.char(a.end_byte) - s) for a in items], texts, new_args)
+            if new_args is not None and expected is None:
+                continue  # the call is right as it is
             label = f"{new.cls}.{new.name}" if new.cls else new.name
             cands.append(Candidate(
                 p.doc.uri, s, e, inner, "signature", expected,
                 f"call of {label}() passes {len(positional) + len(keywords)} argument(s); "
                 f"its signature now has {len(new.params)} parameter(s)",
-                arg_count=len(positional) + len(keywords) + (1 if added else -1)))
+                arg_count=len(positional) + len(keywords) + len(new.params) - len(old.params)))
     return cands
 
 

@@ -17,7 +17,9 @@ a rule does not depend on spacing.
   anchors, the anchors are intersected, which is the generalisation step.
 
 A rule must be specific: its pattern has at least ``MIN_PATTERN_CHARS`` non-blank characters,
-and a rule matching more than ``MAX_SITES`` places is dropped as too generic. Sites are ranked
+and a rule matching more than ``nextEdit.repeatMaxSites`` places is dropped as too generic (the
+broader anchors are tried too with ``repeatAllSites``: every similar site; renames are then left
+to the scope-aware rename search). Sites are ranked
 by the length of the anchor they matched (structural similarity), the cursor's document first,
 then by distance to the cursor. The syntax guard (``pipeline._keep_parsing``) runs on them like
 on every other edit.
@@ -34,8 +36,6 @@ from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
-MAX_SITES = 6  # a rule matching more places than this is not specific enough to offer
-MAX_RESULTS = 8  # edits offered per request from repeated-edit rules
 HISTORY_EDITS = 2  # the newest edits read as examples
 # Node types (any grammar) whose identifiers are not code: comments and string contents.
 NON_CODE = ("comment", "line_comment", "block_comment", "string", "string_content", "string_fragment",
@@ -249,6 +249,7 @@ def _newest_edits(query: NextEditQuery) -> tuple[DocState, list[tuple[str, str]]
 
 def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Prediction]:
     """Predictions from the user's last edit(s) generalised into rules (module docstring)."""
+    opts = query.options
     newest = _newest_edits(query)
     if newest is None:
         return []
@@ -277,7 +278,7 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         if rule.is_rename and (in_code or distinctive(rule.deleted[0])):
             found = _rename_sites(rule, home, docs)
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
-            if len(found) <= MAX_SITES:
+            if len(found) <= opts.repeat_max_sites and not opts.repeat_all_sites:
                 sites.extend(found)
             continue
         callee = _callee(home.text, lo) if not rule.deleted and rule.inserted.lstrip().startswith(",") else None
@@ -288,9 +289,10 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             if callee is not None:  # an item added to one function's list: that function's lists only
                 found = [s for s in found if _callee(s.doc.text, s.start) == callee]
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
-            if found:
-                if len(found) <= MAX_SITES:
-                    sites.extend(found)
+            if len(found) > opts.repeat_max_sites:
+                break
+            sites.extend(found)
+            if found and not opts.repeat_all_sites:
                 break
     return _rank(sites, query)
 
@@ -332,6 +334,6 @@ def _rank(sites: list[Site], query: NextEditQuery) -> list[Prediction]:
         out.append(Prediction(s.doc.uri, s.start, s.end, s.new_text, round(max(conf, 0.0), 6),
                               f"repeated edit: {what}{where}", "rename" if s.rename else "repeat",
                               "syntax", old))
-        if len(out) >= MAX_RESULTS:
+        if len(out) >= query.options.repeat_max_results:
             break
     return out

@@ -14,10 +14,9 @@ import msgspec
 
 from mercury_lsp import __version__
 from mercury_lsp.next_edit import apply_edits
+from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.refactor.files import Source
 from mercury_lsp.schema import (
-    EditKind,
-    EditSource,
     NextEditResult,
     NextEditTimings,
     PredictedEdit,
@@ -30,17 +29,8 @@ OutputFormat = Literal["diff", "json", "summary"]
 FORMATS: tuple[str, ...] = ("diff", "json", "summary")
 
 
-@dataclass(frozen=True)
-class Edit:
-    """Replace ``[start, end)`` (code points) of a file's text."""
-    start: int
-    end: int
-    new_text: str
-    confidence: float
-    reason: str
-    kind: EditKind
-    source: EditSource
-    old_text: str
+# One edit: replace ``[start, end)`` (code points) of a file's text; next-edit's own result type.
+Edit = Prediction
 
 
 @dataclass

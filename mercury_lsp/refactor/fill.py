@@ -234,7 +234,7 @@ def fill(sources: list[Source], session: EngineSession, grammars: Grammars, *, m
             continue
         stats.kept += 1
         old = src.text[stub.start:stub.end]
-        edit = Edit(stub.start, stub.end, new, float(out.mean_confidence),
+        edit = Edit(src.uri, stub.start, stub.end, new, float(out.mean_confidence),
                     f"{stub.kind} stub filled by the model ({out.tokens} tokens)", "fill", "model", old)
         changes.setdefault(src.uri, FileChange(src)).edits.append(edit)
     for c in changes.values():

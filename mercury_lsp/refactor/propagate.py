@@ -23,12 +23,14 @@ import msgspec
 
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.next_edit import DocState, NextEditQuery, diff_region, predict
-from mercury_lsp.next_edit.query import EditModel
-from mercury_lsp.refactor.changes import Edit, FileChange, Report
+from mercury_lsp.next_edit.detect import signatures
+from mercury_lsp.next_edit.query import EditModel, Prediction
+from mercury_lsp.refactor.changes import FileChange, Report
 from mercury_lsp.refactor.files import GIT_TIMEOUT_S, InputError, Source, list_files, read_source
+from mercury_lsp.refactor.mentions import DOC_SUFFIXES, mention_edits, renamed_symbol
 from mercury_lsp.refactor.patch import FilePatch, PatchError, apply_hunks, parse_patch, resolve
 from mercury_lsp.syntax import Grammars
-from mercury_lsp.text import PositionEncoding
+from mercury_lsp.text import PositionEncoding, TextIndex
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Identifiers of the changed lines that say nothing about where the edit must follow.
@@ -36,6 +38,9 @@ COMMON_WORDS = frozenset({"self", "cls", "None", "True", "False", "def", "class"
                           "if", "else", "for", "in", "not", "and", "or", "is", "pass", "lambda", "with", "as"})
 # Documents the batch tool lets next-edit look at: all of the ones it passes.
 BATCH_MAX_CANDIDATES = 100_000
+# The analogous edit at similar sites: every site of the broadest anchor that stays this
+# specific (a rule matching more places than this in a repository is not the user's intent).
+BATCH_REPEAT_SITES = 64
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,38 @@ def changed_identifiers(before: str, after: str) -> set[str]:
     return words - COMMON_WORDS
 
 
+def mentions_of(edited: list[EditedFile], others: list[Source], taken: list[Prediction]) -> list[Prediction]:
+    """The renamed symbol's mentions in tests and docs (``refactor.mentions``) that next-edit's
+    edits do not already cover."""
+    out: list[Prediction] = []
+    for ef in edited:
+        texts = (ef.after, *ef.history)
+        for before, after in zip(texts[1:], texts, strict=False):
+            r = renamed_symbol(before, after, ef.source.path)
+            if r is None:
+                continue
+            files = [(ef.source.uri, ef.after, ef.source.path) for ef in edited]
+            files += [(s.uri, s.text, s.path) for s in others]
+            spans = [(p.uri, p.start, p.end) for p in taken + out]
+            for uri, text, path in files:
+                out += [m for m in mention_edits(uri, text, path, r)
+                        if not any(u == uri and s < m.end and m.start < e for u, s, e in spans)]
+            break
+    return out
+
+
+def signature_changed(ef: EditedFile, grammars: Grammars) -> bool:
+    """Did the edit change the parameter names of a Python function?"""
+    parser = grammars.parser(ef.source.grammar) if ef.source.grammar == "python" else None
+    if parser is None:
+        return False
+    sigs = []
+    for text in (ef.before, ef.after):
+        index = TextIndex(text)
+        sigs.append({k: [n for n, _ in s.params] for k, s in signatures(parser.parse(index.data), index).items()})
+    return any(k in sigs[1] and sigs[1][k] != v for k, v in sigs[0].items())
+
+
 def mentions(words: set[str]) -> re.Pattern | None:
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b") if words else None
 
@@ -152,7 +189,7 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
             return None, f"{exc} (skipped)"
         if progress is not None:
             progress(1)
-        if src is None or src.grammar is None:
+        if src is None or (src.grammar is None and path.suffix not in DOC_SUFFIXES):
             return None, note
         if pattern is None or not pattern.search(src.text):
             return None, None
@@ -160,26 +197,34 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         loaded = list(pool.map(load, files))
-    others = [s for s, _ in loaded if s is not None]
+    others = [s for s, _ in loaded if s is not None and s.grammar is not None]
+    docs_only = [s for s, _ in loaded if s is not None and s.grammar is None]
     notes += [n for _, n in loaded if n]
     docs = [DocState(ef.source.uri, ef.after, ef.source.grammar, None, ef.history, 1.0 + i)
             for i, ef in enumerate(reversed(edited))]
     docs += [DocState(s.uri, s.text, s.grammar, None) for s in others]
     opts = msgspec.structs.replace(options or NextEditOptions(), max_documents=max(1, min(64, len(edited))),
-                   max_candidates=BATCH_MAX_CANDIDATES)
+                                   max_candidates=BATCH_MAX_CANDIDATES, repeat_max_sites=BATCH_REPEAT_SITES,
+                                   repeat_max_results=BATCH_REPEAT_SITES, repeat_all_sites=True)
     first = edited[0]
     _, _, cursor = diff_region(first.before, first.after)
     query = NextEditQuery(tuple(docs), first.source.uri, cursor, PositionEncoding.UTF16, opts)
     outcome = predict(query, model, grammars)
+    if any(c.kind == "signature" for c in outcome.candidates) or any(
+            signature_changed(ef, grammars) for ef in edited):
+        # the edit is to one function's parameters: the same change elsewhere would be another
+        # function's signature, never a follow-up
+        outcome.predictions = [p for p in outcome.predictions if p.kind != "repeat"]
     by_uri: dict[str, FileChange] = {}
     for ef in edited:
         base = None if ef.state == "applied" else ef.after
         by_uri[ef.source.uri] = FileChange(ef.source, [], base)
     for s in others:
         by_uri[s.uri] = FileChange(s, [])
-    for p in outcome.predictions:
-        by_uri[p.uri].edits.append(Edit(p.start, p.end, p.new_text, p.confidence, p.reason, p.kind, p.source,
-                                        p.old_text))
+    for p in outcome.predictions + mentions_of(edited, others + docs_only, outcome.predictions):
+        if p.uri not in by_uri:
+            by_uri[p.uri] = FileChange(next(s for s in docs_only if s.uri == p.uri), [])
+        by_uri[p.uri].edits.append(p)
     for c in by_uri.values():
         c.edits.sort(key=lambda e: e.start)
     changes = sorted((c for c in by_uri.values() if c.changed), key=lambda c: str(c.source.path))

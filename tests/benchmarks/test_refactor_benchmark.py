@@ -1,5 +1,6 @@
 """Smoke test of ``benchmarks.refactor``: it runs the real command, scores it and ends with one
-JSON line (syntax mode, one case of each kind, no fill: the model-backed rows are the benchmark's)."""
+JSON line (syntax mode, one or two cases of each kind, no fill: the model-backed rows are the
+benchmark's)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ from benchmarks import refactor
 @pytest.mark.slow  # two whole command runs per case as separate processes
 def test_refactor_benchmark_scores_and_reports(tmp_path, capsys):
     out = tmp_path / "refactor.json"
-    assert refactor.main(["--modes", "syntax", "--renames", "1", "--params", "1", "--fill-stubs", "0",
-                          "--out", str(out)]) == 0
+    assert refactor.main(["--modes", "syntax", "--renames", "1", "--params", "1", "--signatures", "1",
+                          "--fill-stubs", "0", "--out", str(out)]) == 0
     head = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert head["benchmark"] == "refactor"
     assert head["syntax_recall"] == 1.0 and head["syntax_precision"] == 1.0
     doc = json.loads(out.read_text())
-    assert doc["propagate"]["syntax"]["cases"] == 2 and doc["propagate"]["syntax"]["files_per_s"] > 0
+    syntax = doc["propagate"]["syntax"]
+    assert syntax["cases"] == 8 and syntax["files_per_s"] > 0
+    assert set(syntax["kinds"]) == {"rename", "add_parameter", "remove_parameter", "reorder_parameters",
+                                    "rename_parameter", "docs", "repeat"}

@@ -115,13 +115,13 @@ def test_signature_change_finds_calls_that_no_longer_match():
     src = "def area(w, h):\n    return w * h\n\n\nx = area(1, 2)\ny = area(3,\n         4)\nz = area(w=1, h=2)\n"
     after = src.replace("def area(w, h)", "def area(w, h, d)").replace("area(1, 2)", "area(1, 2, 9)")
     out, _ = run(after, src)
-    assert [(p.old_text, p.new_text, p.kind) for p in out.predictions] == [("3,\n         4", "3,\n         4, 9",
-                                                                            "signature")]
+    assert [(p.old_text, p.new_text, p.kind) for p in out.predictions] == [
+        ("3,\n         4", "3,\n         4, 9", "signature"), ("w=1, h=2", "w=1, h=2, d=9", "signature")]
     assert "signature now has 3 parameter(s)" in out.predictions[0].reason
     # a parameter removed: the argument goes
     after = src.replace("def area(w, h)", "def area(w)").replace("area(1, 2)", "area(1)")
     out, _ = run(after, src)
-    assert [(p.old_text, p.new_text) for p in out.predictions] == [("3,\n         4", "3")]
+    assert [(p.old_text, p.new_text) for p in out.predictions] == [("3,\n         4", "3"), ("w=1, h=2", "w=1")]
 
 
 def test_other_grammars_get_syntax_scoping():

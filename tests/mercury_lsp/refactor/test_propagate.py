@@ -7,52 +7,30 @@ import json
 import subprocess
 import sys
 
-import pytest
-
-from benchmarks.refactor_cases import add_parameter_case, make_project, predicted_sites, rename_case, reset
-from mercury_lsp import cli
+from benchmarks.refactor_cases import add_parameter_case, predicted_sites, rename_case, reset
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    return make_project(tmp_path_factory.mktemp("proj"))
-
-
-@pytest.fixture
-def proj(project, monkeypatch):
-    reset(project)
-    monkeypatch.chdir(project)
-    yield project
-    reset(project)
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    rc = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def test_rename_at_definition_reaches_every_call_site(proj, capsys):
+def test_rename_at_definition_reaches_every_call_site(proj, run):
     case = rename_case(proj, "click/utils.py", "echo", "print_out")
-    rc, out, err = _run(capsys, "refactor", "propagate", "--git", "--no-model", "--format", "json")
+    rc, out, err = run("refactor", "propagate", "--git", "--no-model", "--format", "json")
     assert rc == 0, err
     assert "already contains the patch" in err
     got = predicted_sites(json.loads(out), proj)
     assert got == case.expected  # every call site, nothing unrelated
     assert len({path for path, _, _ in got}) >= 5
-    rc, _, err = _run(capsys, "refactor", "propagate", "--git", "--no-model", "--apply", "--format", "summary")
+    rc, _, err = run("refactor", "propagate", "--git", "--no-model", "--apply", "--format", "summary")
     assert rc == 0, err
     check = subprocess.run([sys.executable, "-c", "import click; click.print_out('ok')"], cwd=proj,
                            capture_output=True, text=True)
     assert check.returncode == 0 and check.stdout == "ok\n", check.stderr
-    rc, _, _ = _run(capsys, "refactor", "propagate", "--git", "--no-model", "--check")
+    rc, _, _ = run("refactor", "propagate", "--git", "--no-model", "--check")
     assert rc == 0  # nothing left to do
 
 
-def test_rename_with_the_model_scores_the_same_sites(proj, capsys, tiny_model):
+def test_rename_with_the_model_scores_the_same_sites(proj, run, tiny_model):
     case = rename_case(proj, "click/utils.py", "echo", "print_out")
     some = ["click/utils.py", "click/exceptions.py", "click/shell_completion.py"]  # a few files: CI time
-    rc, out, err = _run(capsys, "refactor", "propagate", *some, "--git", "--format", "json",
+    rc, out, err = run("refactor", "propagate", *some, "--git", "--format", "json",
                         "--model", str(tiny_model), "--dtype", "float32", "--device", "cpu", "--threads", "1")
     assert rc == 0, err
     result = json.loads(out)
@@ -60,53 +38,53 @@ def test_rename_with_the_model_scores_the_same_sites(proj, capsys, tiny_model):
     assert {e["source"] for e in result["edits"]} == {"syntax"}  # a rename the syntax determines skips the model
 
 
-def test_adding_a_parameter_updates_the_calls(proj, capsys):
+def test_adding_a_parameter_updates_the_calls(proj, run):
     case = add_parameter_case(proj, "click/_compat.py", "strip_ansi", "keep_links", "False")
     assert len(case.expected) >= 3
-    rc, out, err = _run(capsys, "refactor", "propagate", "--git", "--no-model", "--format", "json")
+    rc, out, err = run("refactor", "propagate", "--git", "--no-model", "--format", "json")
     assert rc == 0, err
     assert predicted_sites(json.loads(out), proj) == case.expected
 
 
-def test_git_mode_equals_diff_mode(proj, capsys, tmp_path):
+def test_git_mode_equals_diff_mode(proj, run, tmp_path):
     rename_case(proj, "click/termui.py", "style", "styled")
     patch = tmp_path / "p.patch"
     patch.write_text(subprocess.run(["git", "diff"], cwd=proj, capture_output=True, text=True, check=True).stdout)
     outs = []
     for mode in (["--git"], ["--git", "HEAD"], ["--diff", str(patch)]):
-        rc, out, err = _run(capsys, "refactor", "propagate", *mode, "--no-model")
+        rc, out, err = run("refactor", "propagate", *mode, "--no-model")
         assert rc == 0, err
         outs.append(out)
     assert outs[0] == outs[1] == outs[2] and outs[0].count("+++ b/") >= 2
 
 
-def test_patch_not_yet_applied_is_applied_in_memory(proj, capsys, tmp_path):
+def test_patch_not_yet_applied_is_applied_in_memory(proj, run, tmp_path):
     case = rename_case(proj, "click/termui.py", "style", "styled")
     patch = tmp_path / "p.patch"
     patch.write_text(subprocess.run(["git", "diff"], cwd=proj, capture_output=True, text=True, check=True).stdout)
-    rc, applied_out, _ = _run(capsys, "refactor", "propagate", "--diff", str(patch), "--no-model", "--format", "json")
+    rc, applied_out, _ = run("refactor", "propagate", "--diff", str(patch), "--no-model", "--format", "json")
     assert rc == 0
     reset(proj)  # the file no longer contains the edit
-    rc, out, err = _run(capsys, "refactor", "propagate", "--diff", str(patch), "--no-model", "--format", "json")
+    rc, out, err = run("refactor", "propagate", "--diff", str(patch), "--no-model", "--format", "json")
     assert rc == 0 and "does not contain the patch yet" in err
     assert predicted_sites(json.loads(out), proj) == predicted_sites(json.loads(applied_out), proj) == case.expected
-    rc, _, _ = _run(capsys, "refactor", "propagate", "--diff", str(patch), "--no-model", "--apply")
+    rc, _, _ = run("refactor", "propagate", "--diff", str(patch), "--no-model", "--apply")
     text = (proj / "click/termui.py").read_text()
     assert rc == 0 and "\ndef styled(" in text and " style(" not in text  # the patch itself, too
 
 
-def test_next_edit_accepts_the_patch_either_way(proj, capsys, tmp_path):
+def test_next_edit_accepts_the_patch_either_way(proj, run, tmp_path):
     """The reported failure: ``git diff > p.patch; next-edit file.py --after-diff p.patch``."""
     rename_case(proj, "click/utils.py", "echo", "print_out")
     patch = tmp_path / "p.patch"
     patch.write_text(subprocess.run(["git", "diff"], cwd=proj, capture_output=True, text=True, check=True).stdout)
     also = ["--also", "click/core.py", "--also", "click/exceptions.py"]
-    rc, out_git, err = _run(capsys, "next-edit", "click/utils.py", "--git", *also, "--format", "summary",
+    rc, out_git, err = run("next-edit", "click/utils.py", "--git", *also, "--format", "summary",
                             "--no-model")
     assert rc == 0 and "already contains the patch" in err, err
     assert out_git.count("'echo' -> 'print_out'") >= 5
     reset(proj)
-    rc, out_before, err = _run(capsys, "next-edit", "click/utils.py", "--after-diff", str(patch), *also,
+    rc, out_before, err = run("next-edit", "click/utils.py", "--after-diff", str(patch), *also,
                                "--format", "summary", "--no-model")
     assert rc == 0 and "does not contain the patch yet" in err
     def edits(out: str) -> list[str]:
@@ -115,9 +93,9 @@ def test_next_edit_accepts_the_patch_either_way(proj, capsys, tmp_path):
     assert edits(out_before) == edits(out_git)
 
 
-def test_rename_leaves_a_method_of_the_same_name_alone(proj, capsys):
+def test_rename_leaves_a_method_of_the_same_name_alone(proj, run):
     """``isatty`` is a module function of click/_compat.py and the name of a method there."""
     case = rename_case(proj, "click/_compat.py", "isatty", "is_a_tty")
-    rc, out, err = _run(capsys, "refactor", "propagate", "--git", "--no-model", "--format", "json")
+    rc, out, err = run("refactor", "propagate", "--git", "--no-model", "--format", "json")
     assert rc == 0, err
     assert predicted_sites(json.loads(out), proj) == case.expected
