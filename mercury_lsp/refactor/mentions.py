@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mercury_lsp.next_edit import identifier_change
+from mercury_lsp.next_edit.pipeline import SYNTAX_CONFIDENCE
 from mercury_lsp.next_edit.query import Prediction
 
 DOC_SUFFIXES = (".rst", ".md", ".markdown", ".txt")
 MODULE_DIRECTIVE = re.compile(r"^\s*\.\.\s+(?:py:)?(?:currentmodule|module|automodule)::\s*([\w.]+)", re.M)
-# Confidence of these edits: the syntax ties them, the model does not check them (as next-edit's
-# syntax-only edits).
-MENTION_CONFIDENCE = 0.0
+# Confidence of these edits: the syntax ties them to the renamed binding, the model does not check
+# them; they rank as next-edit's syntax-determined renames.
+MENTION_CONFIDENCE = SYNTAX_CONFIDENCE["rename"]
 
 
 @dataclass(frozen=True)
