@@ -76,6 +76,10 @@ class EngineSession:
     def count_tokens(self, text: str) -> int:
         return self._engine.count_tokens(text)
 
+    def close(self) -> None:
+        """Stop the engine's scheduler thread (it holds the model) so the model can be freed."""
+        self._engine.close()
+
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
         fields = {"preset": spec.preset, "temperature": spec.temperature, "seed": spec.seed,
                   "single_line": spec.single_line}
@@ -169,18 +173,28 @@ class EngineClient:
             session = await asyncio.wrap_future(fut)
         except EngineError as exc:
             if self._spec == spec:
-                self.state, self.error, self._session = "error", str(exc), None
+                self._retire()
+                self.state, self.error = "error", str(exc)
             raise
         except Exception as exc:  # an unexpected failure still ends as a clear state
             if self._spec == spec:
-                self.state, self.error, self._session = "error", f"{type(exc).__name__}: {exc}", None
+                self._retire()
+                self.state, self.error = "error", f"{type(exc).__name__}: {exc}"
             raise EngineError(f"loading the model failed: {type(exc).__name__}: {exc}") from exc
         if self._spec == spec:  # a newer load request wins
-            replaced, self._session, self.state = self._session, session, "ready"
-            if replaced is not None:  # a reload: the old model's memory goes back to the system
-                del replaced
-                release_free_memory(collect=True)
+            self._retire()
+            self._session, self.state = session, "ready"
+        else:  # superseded while it loaded: never used
+            self._worker.submit(_retirement(session), None)
         return session.info
+
+    def _retire(self) -> None:
+        """Drop the current session; its engine is closed on the worker after the jobs already
+        queued for it, and its memory goes back to the system (a reload must not keep the old
+        model: its scheduler thread held it, about one model's size per reload)."""
+        if self._session is not None:
+            self._worker.submit(_retirement(self._session), None)
+            self._session = None
 
     def _load_blocking(self, spec: LoadSpec) -> EngineSession:
         return load_session(spec, self._loader)
@@ -199,7 +213,19 @@ class EngineClient:
             raise
 
     def close(self) -> None:
+        self._retire()
         self._worker.stop()
+
+
+def _retirement(session: EngineSession) -> Callable[[], None]:
+    """A worker job closing ``session``'s engine and returning its memory (holds no reference after)."""
+    held = [session]
+
+    def retire() -> None:
+        held.pop().close()
+        release_free_memory(collect=True)
+
+    return retire
 
 
 def load_session(spec: LoadSpec, loader: Callable[..., Engine] | None = None) -> EngineSession:
