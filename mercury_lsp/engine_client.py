@@ -163,11 +163,21 @@ class EngineClient:
         return self._spec
 
     async def load(self, spec: LoadSpec) -> EngineInfo:
-        """Load (or reload) the model on the worker; raises EngineError with a user message."""
-        if self._spec == spec and self._session is not None:
-            return self._session.info
-        self._spec = spec
-        self.state, self.error = "loading", None
+        """Load (or reload) the model on the worker; raises EngineError with a user message.
+
+        Callers asking for the spec already loaded or loading share that load (each connection
+        of a TCP daemon asks when it starts); a caller that is cancelled (its connection ended)
+        leaves the load running for the others. A failed load is tried again when asked again.
+        """
+        again = self._loading is not None and self._loading.done() and self.state == "error"
+        if self._spec != spec or self._loading is None or again:
+            self._spec = spec
+            self.state, self.error = "loading", None
+            self._loading = asyncio.ensure_future(self._load(spec))
+            self._loading.add_done_callback(_retrieved)
+        return await asyncio.shield(self._loading)
+
+    async def _load(self, spec: LoadSpec) -> EngineInfo:
         fut = self._worker.submit(lambda: self._load_blocking(spec), None)
         try:
             session = await asyncio.wrap_future(fut)
@@ -215,6 +225,12 @@ class EngineClient:
     def close(self) -> None:
         self._retire()
         self._worker.stop()
+
+
+def _retrieved(fut: asyncio.Future) -> None:
+    """A load's outcome is read by its callers; none may be left (no "never retrieved" warning)."""
+    if not fut.cancelled():
+        fut.exception()
 
 
 def _retirement(session: EngineSession) -> Callable[[], None]:
