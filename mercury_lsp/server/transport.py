@@ -115,6 +115,7 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
     (``access``: the command line refuses a non-loopback host without one). ``engine``: one
     already serving others in this process (``mercury-lsp http --lsp``). ``listening`` gets the
     bound ``(host, port)``. A connection that ends, however it ends, releases its session."""
+    own_engine = engine is None
     engine, grammars = engine or engine_client_for(base), Grammars()  # one model for every connection
     connected = 0
 
@@ -136,13 +137,17 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
             server.drop()
             writer.close()
 
-    srv = await asyncio.start_server(connection, host, port)
-    addr = srv.sockets[0].getsockname()
-    print(f"mercury-lsp: listening on {addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
-    if listening is not None:
-        listening.set_result((addr[0], addr[1]))
-    async with srv:
-        await srv.serve_forever()
+    try:
+        srv = await asyncio.start_server(connection, host, port)
+        addr = srv.sockets[0].getsockname()
+        print(f"mercury-lsp: listening on {addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
+        if listening is not None:
+            listening.set_result((addr[0], addr[1]))
+        async with srv:
+            await srv.serve_forever()
+    finally:
+        if own_engine:
+            engine.close()
     return 0
 
 
