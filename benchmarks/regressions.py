@@ -8,7 +8,7 @@ each test runs in its own pytest process (a killed server must not fail the next
 this tree they run together, as CI runs them. The outcome and the first line of the failure are
 recorded per test.
 
-    python -m benchmarks.regressions [--before a1aef85]
+    python -m benchmarks.regressions [--before a1aef85] [--jobs 4]
 
 Prints a table, writes ``benchmarks/results/regressions.json`` and ends with one JSON line.
 """
@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.checkouts import PRE_HARDENING, REPO, checkout, commit_of
@@ -94,14 +95,16 @@ def _outcomes(report: Path, nodes: list[str]) -> dict[str, dict]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--before", default=PRE_HARDENING, metavar="REF", help="the commit before the fixes")
+    p.add_argument("--jobs", type=int, default=4, help="old-daemon test processes at once")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args()
     nodes = [n for tests in FAILURES.values() for n in tests]
     t0 = time.perf_counter()
     before: dict[str, dict] = {}
-    with checkout(args.before) as old:
-        for node in nodes:
-            before.update(run_pytest([node], old))
+    with checkout(args.before) as old, ThreadPoolExecutor(args.jobs) as pool:
+        # Mostly waiting (a dead or deaf server costs each check its timeout): run several at once.
+        for node, got in zip(nodes, pool.map(lambda n: run_pytest([n], old), nodes), strict=True):
+            before.update(got)
             print(f"before  {before[node]['outcome']:>8}  {node.split('::')[-1]}", flush=True)
     after = run_pytest(nodes, None)
     rows = []
@@ -110,7 +113,7 @@ def main() -> None:
             rows.append({"failure": failure, "test": node, "before": before[node], "after": after[node],
                          "proves": before[node]["outcome"] in ("failed", "error") and after[node]["outcome"] == "passed"})
     print(f"\n{'before':>8} {'after':>8}  test")
-    for failure, tests in FAILURES.items():
+    for failure in FAILURES:
         print(failure)
         for r in (r for r in rows if r["failure"] == failure):
             print(f"{r['before']['outcome']:>8} {r['after']['outcome']:>8}  {r['test'].split('::')[-1]}")
