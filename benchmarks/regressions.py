@@ -8,7 +8,7 @@ each test runs in its own pytest process (a killed server must not fail the next
 this tree they run together, as CI runs them. The outcome and the first line of the failure are
 recorded per test.
 
-    python -m benchmarks.regressions [--before a1aef85] [--jobs 4]
+    python -m benchmarks.regressions [--before a1aef85] [--jobs 4] [--only TEXT]
 
 Prints a table, writes ``benchmarks/results/regressions.json`` and ends with one JSON line.
 """
@@ -96,9 +96,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--before", default=PRE_HARDENING, metavar="REF", help="the commit before the fixes")
     p.add_argument("--jobs", type=int, default=4, help="old-daemon test processes at once")
+    p.add_argument("--only", default="", metavar="TEXT",
+                   help="run only the tests whose id contains TEXT (their rows replace those in --out)")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args()
-    nodes = [n for tests in FAILURES.values() for n in tests]
+    nodes = [n for tests in FAILURES.values() for n in tests if args.only in n]
+    kept = json.loads(args.out.read_text())["tests"] if args.only and args.out.exists() else []
     t0 = time.perf_counter()
     before: dict[str, dict] = {}
     with checkout(args.before) as old, ThreadPoolExecutor(args.jobs) as pool:
@@ -107,11 +110,13 @@ def main() -> None:
             before.update(got)
             print(f"before  {before[node]['outcome']:>8}  {node.split('::')[-1]}", flush=True)
     after = run_pytest(nodes, None)
-    rows = []
+    rows = [r for r in kept if r["test"] not in nodes]  # --only: the other tests' rows stay
     for failure, tests in FAILURES.items():
-        for node in tests:
+        for node in (n for n in tests if n in nodes):
             rows.append({"failure": failure, "test": node, "before": before[node], "after": after[node],
                          "proves": before[node]["outcome"] in ("failed", "error") and after[node]["outcome"] == "passed"})
+    order = [n for tests in FAILURES.values() for n in tests]
+    rows.sort(key=lambda r: order.index(r["test"]))
     print(f"\n{'before':>8} {'after':>8}  test")
     for failure in FAILURES:
         print(failure)

@@ -102,7 +102,10 @@ async def test_lone_surrogate_in_did_change_keeps_the_document_in_sync(server: R
             "textDocument": {"uri": uri, "version": 2},
             "contentChanges": [{"range": {"start": {"line": ln, "character": c}, "end": {"line": ln, "character": c}},
                                 "text": new} for (ln, c), new in edits]})
-        for line in range(4):  # no request fails on it (it did: UnicodeEncodeError, TypeError)
+        # Every line of the editor's text exists on the server (the last ones did not: only the
+        # edits before the surrogate were applied), and no request fails on it (it did:
+        # UnicodeEncodeError, TypeError).
+        for line in range(model.count("\n") + 1):
             result = await server.request("textDocument/inlineCompletion", {
                 "textDocument": {"uri": uri}, "position": {"line": line, "character": 3},
                 "context": {"triggerKind": 1}})
