@@ -223,7 +223,8 @@ class EngineClient:
             raise
 
     def close(self) -> None:
-        self._retire()
+        """The daemon ends: stop the worker. The engine is not closed here: closing it on the
+        worker while the interpreter exits aborted the process (SIGABRT in torch's teardown)."""
         self._worker.stop()
 
 
