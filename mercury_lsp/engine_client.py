@@ -77,7 +77,7 @@ class EngineSession:
         return self._engine.count_tokens(text)
 
     def close(self) -> None:
-        """End the engine's scheduler thread (it holds the model): the model can then be freed."""
+        """Stop the engine's scheduler thread (it holds the model) so the model can be freed."""
         self._engine.close()
 
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
@@ -163,29 +163,48 @@ class EngineClient:
         return self._spec
 
     async def load(self, spec: LoadSpec) -> EngineInfo:
-        """Load (or reload) the model on the worker; raises EngineError with a user message."""
-        if self._spec == spec and self._session is not None:
-            return self._session.info
-        self._spec = spec
-        self.state, self.error = "loading", None
+        """Load (or reload) the model on the worker; raises EngineError with a user message.
+
+        Callers asking for the spec already loaded or loading share that load (each connection
+        of a TCP daemon asks when it starts); a caller that is cancelled (its connection ended)
+        leaves the load running for the others. A failed load is tried again when asked again.
+        """
+        again = self._loading is not None and self._loading.done() and self.state == "error"
+        if self._spec != spec or self._loading is None or again:
+            self._spec = spec
+            self.state, self.error = "loading", None
+            self._loading = asyncio.ensure_future(self._load(spec))
+            self._loading.add_done_callback(_retrieved)
+        return await asyncio.shield(self._loading)
+
+    async def _load(self, spec: LoadSpec) -> EngineInfo:
         fut = self._worker.submit(lambda: self._load_blocking(spec), None)
         try:
             session = await asyncio.wrap_future(fut)
         except EngineError as exc:
             if self._spec == spec:
-                self.state, self.error, self._session = "error", str(exc), None
+                self._retire()
+                self.state, self.error = "error", str(exc)
             raise
         except Exception as exc:  # an unexpected failure still ends as a clear state
             if self._spec == spec:
-                self.state, self.error, self._session = "error", f"{type(exc).__name__}: {exc}", None
+                self._retire()
+                self.state, self.error = "error", f"{type(exc).__name__}: {exc}"
             raise EngineError(f"loading the model failed: {type(exc).__name__}: {exc}") from exc
         if self._spec == spec:  # a newer load request wins
-            replaced, self._session, self.state = self._session, session, "ready"
-            if replaced is not None:  # a reload: the old model's memory goes back to the system
-                self._worker.submit(replaced.close, None)
-                del replaced
-                release_free_memory(collect=True)
+            self._retire()
+            self._session, self.state = session, "ready"
+        else:  # superseded while it loaded: never used
+            self._worker.submit(_retirement(session), None)
         return session.info
+
+    def _retire(self) -> None:
+        """Drop the current session; its engine is closed on the worker after the jobs already
+        queued for it, and its memory goes back to the system (a reload must not keep the old
+        model: its scheduler thread held it, about one model's size per reload)."""
+        if self._session is not None:
+            self._worker.submit(_retirement(self._session), None)
+            self._session = None
 
     def _load_blocking(self, spec: LoadSpec) -> EngineSession:
         return load_session(spec, self._loader)
@@ -204,15 +223,30 @@ class EngineClient:
             raise
 
     def close(self) -> None:
-        """Stop the worker after the jobs already queued; the loaded engine is closed last."""
-        session = self._session
-        if session is not None:
-            self._worker.submit(session.close, None)
+        """The daemon ends: stop the worker. The engine is not closed here: closing it on the
+        worker while the interpreter exits aborted the process (SIGABRT in torch's teardown)."""
         self._worker.stop()
 
     async def aclose(self) -> None:
         """``close`` from the event loop (a remote client also closes its connections)."""
         self.close()
+
+
+def _retrieved(fut: asyncio.Future) -> None:
+    """A load's outcome is read by its callers; none may be left (no "never retrieved" warning)."""
+    if not fut.cancelled():
+        fut.exception()
+
+
+def _retirement(session: EngineSession) -> Callable[[], None]:
+    """A worker job closing ``session``'s engine and returning its memory (holds no reference after)."""
+    held = [session]
+
+    def retire() -> None:
+        held.pop().close()
+        release_free_memory(collect=True)
+
+    return retire
 
 
 def load_session(spec: LoadSpec, loader: Callable[..., Engine] | None = None) -> EngineSession:

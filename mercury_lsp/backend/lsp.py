@@ -55,6 +55,9 @@ class RemoteSession:
     def count_tokens(self, text: str) -> int:
         return max(1, round(len(text) / self.chars_per_token))
 
+    def close(self) -> None:
+        """Nothing to free here: the remote server owns its model."""
+
     def _wait(self, coro: Coroutine[Any, Any, T], cancel: CancelToken | None) -> T:
         fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         while True:
@@ -74,9 +77,6 @@ class RemoteSession:
                 raise EngineError(str(exc)) from None
             self._client.answered()
             return result
-
-    def close(self) -> None:
-        """Nothing local to free (the client closes its connections)."""
 
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
         token = cancel or CancelToken()

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from mercury_lsp.cli.errors import UsageError
+from mercury_lsp.cli.serve import MAX_PORT
 from mercury_lsp.http.settings import DEFAULT_HOST, DEFAULT_PORT, HttpLimits, HttpSettings
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ def _settings(args: argparse.Namespace) -> HttpSettings:
         q = QueueLimits()
         queue = QueueLimits(max_running=args.max_running or q.max_running,
                             max_waiting=args.max_waiting if args.max_waiting is not None else q.max_waiting)
+        if not 0 <= args.port <= MAX_PORT:
+            raise UsageError(f"--port {args.port} is out of range (0..{MAX_PORT}; 0: any free port)")
         if queue.max_running < 1 or queue.max_waiting < 0:
             raise UsageError("--max-running must be >= 1 and --max-waiting >= 0")
         key = read_api_key(args.api_key_file) if args.api_key_file else None
@@ -75,6 +78,8 @@ def _lsp_address(spec: str | None) -> tuple[str, int] | None:
     host, _, port = spec.rpartition(":")
     if not host or not port.isdigit():
         raise UsageError(f"--lsp expects HOST:PORT, got {spec!r}")
+    if int(port) > MAX_PORT:
+        raise UsageError(f"--lsp {spec}: port {port} is out of range (0..{MAX_PORT}; 0: any free port)")
     if not is_loopback(host):
         raise UsageError("--lsp binds loopback only: the LSP connection has no API key")
     return host, int(port)

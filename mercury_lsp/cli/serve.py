@@ -15,8 +15,9 @@ from mercury_lsp.server.access import AccessError, check_tcp, read_token
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="run the language server (stdio by default)")
-    p.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
-    p.add_argument("--tcp", metavar="HOST:PORT", default=None, help="serve over TCP (port 0: any free port)")
+    transport = p.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
+    transport.add_argument("--tcp", metavar="HOST:PORT", default=None, help="serve over TCP (port 0: any free port)")
     p.add_argument("--model", default=None, help="model directory or hub id (default: embedded)")
     p.add_argument("--device", default=None)
     p.add_argument("--dtype", default=None)
@@ -62,7 +63,10 @@ def run_serve(args: argparse.Namespace) -> int:
         except AccessError as exc:
             raise UsageError(str(exc)) from None
         configure_logging(base, args.log_file)
-        return run(run_tcp(base, host, port, token))
+        try:
+            return run(run_tcp(base, host, port, token))
+        except OSError as exc:  # binding: the only OSError that reaches here (connections handle theirs)
+            raise UsageError(f"--tcp {args.tcp}: cannot listen: {exc.strerror or exc}") from None
     if args.token_file:
         raise UsageError("--token-file applies to --tcp only (stdio has one client: the editor that started it)")
     configure_logging(base, args.log_file)

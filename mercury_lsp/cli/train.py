@@ -14,6 +14,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from mercury_lsp.cli.errors import UsageError, read_text
 from mercury_lsp.cli.train_gpu import (
     add_gpu_subcommand,
     add_shard_options,
@@ -116,7 +117,7 @@ def _train_config(args: argparse.Namespace):
     if args.init_from is not None:
         source = Path(args.init_from) / "train_config.json"
         if not (Path(args.init_from) / "last.pt").exists() or not source.exists():
-            raise SystemExit(f"--init-from {args.init_from}: no run there (last.pt and train_config.json)")
+            raise UsageError(f"--init-from {args.init_from}: no run there (last.pt and train_config.json)")
         shape = ModelShape(**json.loads(source.read_text())["shape"])
         given["init_from"] = str(args.init_from)
     return TrainConfig(data=str(args.data), run_dir=str(args.run), shape=shape, total_tokens=int(args.total_tokens),
@@ -135,6 +136,8 @@ def _fit(args: argparse.Namespace) -> int:
         raw["shape"] = ModelShape(**raw["shape"])
         raw.update(minutes=args.minutes, device=args.device, threads=args.threads)
         cfg = TrainConfig(**raw)
+    if not (Path(cfg.data) / "tokenizer.json").is_file():
+        raise UsageError(f"--data {cfg.data}: no prepared corpus there (run `mercury-lsp train prepare` first)")
     trainer = Trainer(cfg)
     print(f"model: {trainer.model_cfg.num_parameters / 1e6:.2f}M parameters, device {trainer.device}")
     stats = trainer.fit()
@@ -147,6 +150,8 @@ def _export(args: argparse.Namespace) -> int:
         return export_shards_cmd(args)
     from engine.train.trainer import export_run
 
-    card = args.model_card.read_text() if args.model_card else None
+    if not (Path(args.run) / "last.pt").is_file():
+        raise UsageError(f"--run {args.run}: no trained run there (last.pt)")
+    card = read_text(args.model_card, "--model-card") if args.model_card else None
     print(export_run(args.run, args.data, args.out, card))
     return 0

@@ -4,6 +4,7 @@
 * ``app`` — ``MercuryServer``, the state of one connection, and ``build_server``;
 * ``handlers/`` — one module per request family, thin (parse, call a feature, convert);
 * ``transport`` — the framed JSON-RPC reader over stdio/TCP, ``run_stdio``/``run_tcp``;
+* ``lifetime`` — a stdio daemon ends when its client process does;
 * ``logs`` — log levels and the redaction of user code.
 """
 

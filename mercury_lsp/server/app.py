@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -71,6 +72,8 @@ class MercuryServer(LanguageServer):
         self._tasks: set[asyncio.Task] = set()
         self._load_generation = 0
         self.shared = False  # a TCP daemon: engine-wide settings are the daemon's (``access``)
+        # stdio: called with ``initialize``'s processId, to end the daemon when the client dies
+        self.watch_client: Callable[[int], None] | None = None
 
     # ------------------------------------------------------------------ helpers
     def spawn(self, coro) -> None:
@@ -126,9 +129,17 @@ class MercuryServer(LanguageServer):
         self.spawn(old.aclose())
 
     def close(self) -> None:
-        """The connection ended: cancel its outstanding work."""
+        """``shutdown``: cancel the outstanding work."""
         self.completions.cancel_all()
         self.next_edits.cancel_all()
+
+    def drop(self) -> None:
+        """The connection ended (however it ended): cancel its work, its tasks and its requests,
+        so that nothing keeps its documents and state alive (a shared model load goes on)."""
+        self.close()
+        for task in list(self._tasks):
+            task.cancel()
+        self.protocol.abandon_requests()
 
     # ------------------------------------------------------------------ model
     async def load_model(self) -> None:

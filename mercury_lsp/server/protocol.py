@@ -4,7 +4,8 @@
   internal errors carry an incident id, never a traceback): requests before ``initialize`` answer
   ServerNotInitialized, after ``shutdown`` InvalidRequest, with malformed params InvalidParams;
 * pygls' own copy of open documents is bypassed: the server's ``DocumentStore`` is the only one
-  (the document notifications go straight to the registered handlers).
+  (the document notifications go straight to the registered handlers);
+* nothing outlives the connection (``abandon_requests``; no per-instance method caches).
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ class MercuryProtocol(LanguageServerProtocol):
         """``shutdown`` was received (exiting now is a clean exit)."""
         return bool(self._shutdown)
 
+    # pygls caches these two with ``functools.lru_cache`` on the method, keyed by ``self``: the
+    # cache kept the protocol of every recent connection, and with it the connection's server and
+    # documents, after the connection ended. A dict lookup needs no cache.
+    def get_message_type(self, method: str) -> type | None:
+        return lsp.METHOD_TO_TYPES.get(method, (None,))[0]
+
+    def get_result_type(self, method: str) -> type | None:
+        return lsp.METHOD_TO_TYPES.get(method, (None, None))[1]
+
     def structure_message(self, data):
         try:
             return super().structure_message(data)
@@ -57,6 +67,12 @@ class MercuryProtocol(LanguageServerProtocol):
 
     def _send_response(self, msg_id, result=None, error=None) -> None:
         super()._send_response(msg_id, result, public_error(error, msg_id) if error is not None else None)
+
+    def abandon_requests(self) -> None:
+        """The client is gone: cancel every request still in flight (no one reads the answers)."""
+        futures, self._request_futures = list(self._request_futures.values()), {}
+        for fut in futures:
+            fut.cancel()
 
     def bad_notification(self, data: dict, exc: Exception) -> None:
         """A notification whose params could not be read (requests get InvalidParams instead)."""

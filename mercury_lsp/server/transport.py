@@ -22,6 +22,7 @@ from mercury_lsp.server.access import admit
 from mercury_lsp.server.app import build_server
 from mercury_lsp.server.framing import FrameLimits, FrameReader
 from mercury_lsp.server.jsonrpc import Reject, check_message
+from mercury_lsp.server.lifetime import watch_client
 from mercury_lsp.server.protocol import MercuryProtocol
 from mercury_lsp.syntax import Grammars
 
@@ -99,19 +100,22 @@ async def run_stdio(base: Settings) -> int:
     engine, grammars = engine_client_for(base), Grammars()
     server = build_server(base, engine, grammars)
     server.protocol.set_writer(StdoutWriter(out))
+    reader = await _stdin_reader()
+    server.watch_client = lambda pid: watch_client(pid, reader.feed_eof)  # a dead client ends the input
     try:
-        return await serve_stream(await _stdin_reader(), server.protocol,
-                                  FrameLimits(max_message_bytes=base.max_message_bytes))
+        return await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes))
     finally:
-        server.close()
+        server.drop()
         engine.close()
 
 
 async def run_tcp(base: Settings, host: str, port: int, token: str | None = None,
-                  engine: EngineClient | None = None) -> int:
+                  engine: EngineClient | None = None, listening: asyncio.Future | None = None) -> int:
     """Serve every TCP connection with one model; ``token``: required from each client
     (``access``: the command line refuses a non-loopback host without one). ``engine``: one
-    already serving others in this process (``mercury-lsp http --lsp``)."""
+    already serving others in this process (``mercury-lsp http --lsp``). ``listening`` gets the
+    bound ``(host, port)``. A connection that ends, however it ends, releases its session."""
+    own_engine = engine is None
     engine, grammars = engine or engine_client_for(base), Grammars()  # one model for every connection
     connected = 0
 
@@ -130,14 +134,20 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
             await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes))
         finally:
             connected -= 1
-            server.close()
+            server.drop()
             writer.close()
 
-    srv = await asyncio.start_server(connection, host, port)
-    addr = srv.sockets[0].getsockname()
-    print(f"mercury-lsp: listening on {addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
-    async with srv:
-        await srv.serve_forever()
+    try:
+        srv = await asyncio.start_server(connection, host, port)
+        addr = srv.sockets[0].getsockname()
+        print(f"mercury-lsp: listening on {addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
+        if listening is not None:
+            listening.set_result((addr[0], addr[1]))
+        async with srv:
+            await srv.serve_forever()
+    finally:
+        if own_engine:
+            engine.close()
     return 0
 
 

@@ -87,6 +87,17 @@ class FuzzClient:
             return self._cond.wait_for(lambda: all(i in self.responses for i in ids) or self.closed, timeout) \
                 and all(i in self.responses for i in ids)
 
+    def wait_notification(self, method: str, predicate=None, timeout: float = 60, since: int = 0) -> Any:
+        """The params of the first ``method`` notification matching ``predicate`` among those from
+        the ``since``-th on (None: none came within ``timeout``)."""
+        def found():
+            return next((p for m, p in self.notifications[since:]
+                         if m == method and (predicate is None or predicate(p))), None)
+
+        with self._cond:
+            self._cond.wait_for(lambda: found() is not None or self.closed, timeout)
+            return found()
+
     def close(self) -> None:
         self._outbox.put(None)
         self._close()
@@ -121,7 +132,9 @@ class FuzzClient:
             if "id" in msg:  # the server's own request (progress, configuration): accept it
                 self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
             else:
-                self.notifications.append((msg["method"], msg.get("params")))
+                with self._cond:
+                    self.notifications.append((msg["method"], msg.get("params")))
+                    self._cond.notify_all()
             return
         with self._cond:
             if msg.get("id") is None:

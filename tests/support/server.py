@@ -4,18 +4,59 @@ complete (``PROBE_TEXT``)."""
 from __future__ import annotations
 
 import os
-import sys
+import re
+import subprocess
 import tempfile
+import threading
 from pathlib import Path
+
+from benchmarks.checkouts import cli_argv
+from tests.support.lsp_fuzz import FuzzClient
 
 # Created once per test session (the server only reads it after `initialized`).
 _RUN = os.environ.get("MERCURY_TEST_RUN", str(os.getpid()))
 TINY_MODEL_DIR = Path(tempfile.gettempdir()) / f"mercury-lsp-tests-{_RUN}" / "tiny"
 
 
+# A checkout whose daemon the tests drive instead of this tree's (benchmarks/regressions runs
+# the regression tests against the daemon before the fixes this way).
+SERVER_SOURCE_ENV = "MERCURY_TEST_SERVER_SOURCE"
+
+
 def serve_command(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "mercury_lsp.cli", "serve", "--model", str(TINY_MODEL_DIR),
+    return [*cli_argv(os.environ.get(SERVER_SOURCE_ENV) or None), "serve", "--model", str(TINY_MODEL_DIR),
             "--dtype", "float32", "--threads", "1", *extra]
+
+
+class TcpDaemon:
+    """``serve --tcp HOST:0`` in a subprocess: its port, its log lines (kept as they come) and
+    clients connected to it (``tests.support.lsp_fuzz.FuzzClient``)."""
+
+    def __init__(self, *extra: str, host: str = "127.0.0.1") -> None:
+        self.proc = subprocess.Popen(serve_command("--tcp", f"{host}:0", *extra), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.log: list[bytes] = []
+        self.port: int | None = None
+        for line in self.proc.stderr:
+            self.log.append(line)
+            if m := re.search(rb"listening on .*:(\d+)", line):
+                self.port = int(m.group(1))
+                break
+        # Keep reading: the daemon must never block on a full stderr pipe.
+        threading.Thread(target=lambda: self.log.extend(self.proc.stderr), daemon=True).start()
+
+    def connect(self) -> FuzzClient:
+        assert self.port is not None, b"".join(self.log).decode(errors="replace")
+        return FuzzClient.over_tcp(self.proc, self.port)
+
+    def close(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
 
 
 # A document with many places to complete: with random weights, most suggestions are

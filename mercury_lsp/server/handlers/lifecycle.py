@@ -1,5 +1,6 @@
-"""``initialize`` (position encoding, client capabilities, initialization options),
-``initialized`` (starts the model load) and ``shutdown`` (cancels outstanding work)."""
+"""``initialize`` (position encoding, client capabilities, initialization options; on stdio the
+client process is watched, ``server.lifetime``), ``initialized`` (starts the model load) and
+``shutdown`` (cancels outstanding work)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ def register(server: MercuryServer) -> None:
         item_caps = td.completion.completion_item if td is not None and td.completion is not None else None
         formats = (item_caps.documentation_format if item_caps is not None else None) or []
         ls.markdown_docs = lsp.MarkupKind.Markdown in formats
+        if ls.watch_client is not None and params.process_id is not None:
+            ls.watch_client(params.process_id)
         settings, problems = parse_settings(params.initialization_options, ls.base_settings)
         ls.init_settings = settings
         ls.apply_settings(settings)

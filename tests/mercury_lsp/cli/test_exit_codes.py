@@ -3,6 +3,7 @@ line on stderr and no traceback (issue 18). ``serve`` errors are caught before a
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 
@@ -20,6 +21,15 @@ CASES = [
     (["serve", "--tcp", "0.0.0.0:0"], 2, "needs --token-file"),
     (["serve", "--tcp", "127.0.0.1:0", "--token-file", "/nonexistent/token"], 2, "--token-file"),
     (["serve", "--token-file", "/nonexistent/token"], 2, "--tcp only"),
+    (["serve", "--stdio", "--tcp", "127.0.0.1:0"], 2, ""),
+    (["http", "--port", "99999"], 2, "out of range"),
+    (["http", "--port", "0", "--lsp", "127.0.0.1:70000"], 2, "out of range"),
+    (["http", "--host", "0.0.0.0", "--port", "0"], 2, "API key"),
+    (["train", "fit", "--data", "/nonexistent/corpus", "--run", "/nonexistent/run"], 2, "no prepared corpus"),
+    (["train", "fit", "--init-from", "/nonexistent/run"], 2, "no run there"),
+    (["train", "export", "--run", "/nonexistent/run", "--out", "/nonexistent/out"], 2, "no trained run"),
+    (["refactor", "fill", "/nonexistent/x.py"], 2, "no such file"),
+    (["refactor", "propagate", "--diff", "/nonexistent/x.patch"], 2, "no such file"),
     (["infill", "/nonexistent/x.py", "--line", "1", "--col", "1"], 2, "no such file"),
     (["next-edit", "/nonexistent/x.py", "--after-diff", "/nonexistent/x.patch"], 2, ""),
     (["no-such-command"], 2, ""),
@@ -41,6 +51,16 @@ def test_exit_code_and_no_traceback(argv, code, message, capsys):
     if code == 2 and message:
         lines = err.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], err
+
+
+def test_a_port_in_use_is_one_line(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli.main(["serve", "--tcp", f"127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot listen" in err and "Traceback" not in err
 
 
 def test_a_real_process_prints_one_line_and_no_traceback():

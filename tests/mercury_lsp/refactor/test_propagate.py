@@ -18,6 +18,8 @@ def test_rename_at_definition_reaches_every_call_site(proj, run):
     got = predicted_sites(json.loads(out), proj)
     assert got == case.expected  # every call site, nothing unrelated
     assert len({path for path, _, _ in got}) >= 5
+    rc, _, _ = run("refactor", "propagate", "--git", "--no-model", "--check")
+    assert rc == 1  # edits would be made
     rc, _, err = run("refactor", "propagate", "--git", "--no-model", "--apply", "--format", "summary")
     assert rc == 0, err
     check = subprocess.run([sys.executable, "-c", "import click; click.print_out('ok')"], cwd=proj,

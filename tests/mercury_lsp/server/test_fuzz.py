@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from dataclasses import asdict
 from pathlib import Path
@@ -34,7 +33,7 @@ from tests.support.lsp_fuzz import (
     mutated_frame,
     op_message,
 )
-from tests.support.server import serve_command
+from tests.support.server import TcpDaemon, serve_command
 
 DEFAULT_CASES = {"stdio": int(os.environ.get("FUZZ_CASES", 1500)), "tcp": 500}  # 2,000 in the default suite
 SLOW_CASES = {"stdio": 10_000, "tcp": 2_000}
@@ -61,19 +60,8 @@ class Session:
                                          stderr=_log_file())
             self.client = FuzzClient.over_pipes(self.proc)
         else:
-            self.proc = subprocess.Popen(serve_command("--tcp", "127.0.0.1:0"), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            port = None
-            for line in self.proc.stderr:
-                if m := re.search(rb"listening on .*:(\d+)", line):
-                    port = int(m.group(1))
-                    break
-            assert port is not None, "the TCP server did not start"
-            # Drain stderr so that the server never blocks on a full pipe.
-            import threading
-
-            threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
-            self.client = FuzzClient.over_tcp(self.proc, port)
+            daemon = TcpDaemon()
+            self.proc, self.client = daemon.proc, daemon.connect()
         self.totals = FuzzTotals(transports=[transport])
         self.models = {uri: DocModel(uri) for uri in MODEL_URIS}
         self.since_health = 0

@@ -102,15 +102,18 @@ async def test_lone_surrogate_in_did_change_keeps_the_document_in_sync(server: R
             "textDocument": {"uri": uri, "version": 2},
             "contentChanges": [{"range": {"start": {"line": ln, "character": c}, "end": {"line": ln, "character": c}},
                                 "text": new} for (ln, c), new in edits]})
-        got = await state(server, uri)
-        assert got["version"] == 2 and got["inSync"]
-        assert got["sha256"] == utf8_sha(model.replace("\ud800", "\ufffd"))  # every edit applied
-        assert got["utf16Length"] == len(model)  # one code unit for one: positions still agree
-        for line in range(4):
+        # Every line of the editor's text exists on the server (the last ones did not: only the
+        # edits before the surrogate were applied), and no request fails on it (it did:
+        # UnicodeEncodeError, TypeError).
+        for line in range(model.count("\n") + 1):
             result = await server.request("textDocument/inlineCompletion", {
                 "textDocument": {"uri": uri}, "position": {"line": line, "character": 3},
                 "context": {"triggerKind": 1}})
             assert "items" in result
+        got = await state(server, uri)
+        assert got["version"] == 2 and got["inSync"]
+        assert got["sha256"] == utf8_sha(model.replace("\ud800", "\ufffd"))  # every edit applied
+        assert got["utf16Length"] == len(model)  # one code unit for one: positions still agree
 
 
 # ---------------------------------------------------------------------------- smaller ones
