@@ -8,11 +8,6 @@ import json
 
 import pytest
 
-# Imported at collection, not lazily inside the test: pytest rewrites schemathesis's modules (it
-# is a pytest plugin) with ast.parse, and late in a long run CPython 3.11.7's shared AST state can
-# be left off by an earlier failed parse elsewhere ("AST constructor recursion depth mismatch").
-import schemathesis.specs.openapi.schemas  # noqa: F401
-
 from benchmarks.http_fuzz import FUZZ_LIMITS, fuzz
 from tests.support.http import LiveServer
 
