@@ -4,12 +4,28 @@ server alive throughout. The default suite sends a share; the slow test the full
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
+import pkgutil
 
 import pytest
+import schemathesis
 
 from benchmarks.http_fuzz import FUZZ_LIMITS, fuzz
 from tests.support.http import LiveServer
+
+
+def _import_all(package) -> None:
+    """Import every submodule now, at collection. schemathesis is a pytest plugin, so pytest
+    rewrites its modules with ``ast.parse`` when they are imported; imported lazily late in a full
+    run, that hit CPython 3.11.7's shared AST state ("AST constructor recursion depth mismatch")."""
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        with contextlib.suppress(Exception):  # optional integrations whose libraries are absent
+            importlib.import_module(info.name)
+
+
+_import_all(schemathesis)
 
 DEFAULT_SHARE = 12  # per (operation, mode): ~130 requests
 FULL = 130  # per (operation, mode): >= 1,000 requests
