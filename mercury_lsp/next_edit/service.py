@@ -41,6 +41,7 @@ class StaleVersion(JsonRpcException):
 def doc_state(doc: Document, history_records, max_records: int) -> DocState:
     """A document plus its texts before its newest edit records (undone newest first)."""
     texts: list[str] = []
+    times: list[float] = []
     text = doc.text
     edited_at = 0.0
     for r in history_records[:max_records]:
@@ -48,8 +49,9 @@ def doc_state(doc: Document, history_records, max_records: int) -> DocState:
             break
         text = text[: r.offset] + r.old_text + text[r.offset + len(r.new_text):]
         texts.append(text)
+        times.append(r.time)
         edited_at = max(edited_at, r.time)
-    return DocState(doc.uri, doc.text, doc.grammar, doc.version, tuple(texts), edited_at)
+    return DocState(doc.uri, doc.text, doc.grammar, doc.version, tuple(texts), edited_at, tuple(times))
 
 
 class NextEditService:
