@@ -165,7 +165,9 @@ def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: b
     for m in rx.finditer(text):
         s = m.end(1) if rule.lead else m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip()))
         e = m.start(3) + len(m.group(3)) - len(m.group(3).lstrip()) if rule.trail else m.end(2)
-        probe = m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted else s
+        # where code or comment is told: the deleted run, else the lead's last character (an
+        # insertion at a line's end stands past the comment it extends)
+        probe = m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted else max(s - 1, 0)
         if _non_code(parsed, probe) == in_code:
             continue
         line_start = text.rfind("\n", 0, s) + 1
@@ -298,8 +300,9 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         docs = [(d, by_uri.get(d.uri)) for d in query.docs
                 if d is home or (grammar is not None and d.grammar == grammar)]
         home_parsed = by_uri.get(home.uri)
-        in_code = not _non_code(home_parsed, rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip()))
         lo, hi = rule.edit_span
+        at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
+        in_code = not _non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
         if "\n" in rule.inserted.strip("\n"):
             continue  # multi-line text is rarely repeated verbatim
         if rule.is_rename and not _renames_binding(rule, home, home_parsed):

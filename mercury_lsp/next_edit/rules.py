@@ -3,7 +3,7 @@ tokens replaced by inserted text — with up to ``CONTEXT_TOKENS`` unchanged tok
 line on each side as its anchor (an insertion at the end of a line is anchored on the line's
 end, ``EOL``); the last two edits' rules generalised by intersecting anchors, where identifiers
 the two examples disagree on become a wildcard (``WILD``: any identifier), as
-``except BadSignature, e:`` and ``except Exception, e:`` give ``except ID , ID :``.
+``except BadSignature, e:`` and ``except Exception, e:`` give ``except ID , e :``.
 Tokens are words (identifiers, numbers) and single punctuation characters, so a rule does not
 depend on spacing."""
 
