@@ -49,6 +49,7 @@ class LineChange:
     before: str  # stripped line above an insertion
     after: str  # stripped line below it
     indent: str  # indentation of the line below (re-indents the inserted lines)
+    at: int = 0  # offset in the edit's new text of the first inserted line (of the deletion point)
 
 
 def _indent(line: str) -> str:
@@ -67,18 +68,21 @@ def line_changes(before: str, after: str) -> list[LineChange]:
         return []
     out = []
     above, below = before[:lo].split("\n")[-2:-1], before[hb + 1:].split("\n")[:1]
+    starts = [lo]
+    for x in b:
+        starts.append(starts[-1] + len(x) + 1)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "delete":
-            out.append(LineChange(tuple(x.strip() for x in a[i1:i2]), (), "", "", ""))
+            out.append(LineChange(tuple(x.strip() for x in a[i1:i2]), (), "", "", "", starts[j1]))
         elif tag == "insert":
             prev = a[i1 - 1] if i1 > 0 else (above[0] if above else "")
             nxt = a[i1] if i1 < len(a) else (below[0] if below else "")
-            out.append(LineChange((), tuple(b[j1:j2]), prev.strip(), nxt.strip(), _indent(nxt)))
+            out.append(LineChange((), tuple(b[j1:j2]), prev.strip(), nxt.strip(), _indent(nxt), starts[j1]))
     return [c for c in out if len(c.deleted or c.inserted) <= MAX_BLOCK_LINES
             and sum(len(x.strip()) for x in c.deleted or c.inserted) >= MIN_BLOCK_CHARS]
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     starts = [0]
     pos = text.find("\n")
     while pos >= 0:
@@ -87,10 +91,10 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _sites(change: LineChange, doc: DocState) -> list[tuple[int, int, str]]:
+def block_sites(change: LineChange, doc: DocState) -> list[tuple[int, int, str]]:
     """(start, end, new text) where ``change`` applies in ``doc``."""
     text = doc.text
-    starts = _line_starts(text)
+    starts = line_starts(text)
     lines = [text[s:(starts[i + 1] - 1 if i + 1 < len(starts) else len(text))] for i, s in enumerate(starts)]
     stripped = [x.strip() for x in lines]
     out = []
@@ -99,7 +103,7 @@ def _sites(change: LineChange, doc: DocState) -> list[tuple[int, int, str]]:
         for i in range(len(lines) - n + 1):
             if tuple(stripped[i:i + n]) == change.deleted:
                 end = starts[i + n] if i + n < len(starts) else len(text)
-                out.append((starts[i], end, ""))
+                out.append((*widen_deletion(text, starts[i], end), ""))
         return out
     for anchors in ((change.before, change.after), (change.before, None), (None, change.after)):
         need = PAIR_ANCHOR_CHARS if None not in anchors else SINGLE_ANCHOR_CHARS
@@ -127,7 +131,7 @@ def repeated_lines(query: NextEditQuery) -> list[Prediction]:
     seen: set[tuple[str, int, int]] = set()
     for ex in recent_edits(query, EXAMPLES):
         for change in line_changes(ex.before, ex.after):
-            found = [(d, s) for d in _docs(query, ex) for s in _sites(change, d)]
+            found = [(d, s) for d in _docs(query, ex) for s in block_sites(change, d)]
             if not found or len(found) > opts.repeat_max_sites:
                 continue
             for d, (s, e, new) in found:
@@ -150,3 +154,21 @@ def repeated_lines(query: NextEditQuery) -> list[Prediction]:
 def _docs(query: NextEditQuery, ex: Example) -> list[DocState]:
     grammar = ex.doc.grammar
     return [d for d in query.docs if d is ex.doc or (grammar is not None and d.grammar == grammar)]
+
+
+def widen_deletion(text: str, s: int, e: int) -> tuple[int, int]:
+    """Deleted whole lines ``[s, e)`` widened by one blank line where deleting them would leave a
+    blank line doubled (blank above and below) or ending a block (blank above, a less indented
+    line below)."""
+    above_start = text.rfind("\n", 0, max(s - 1, 0)) + 1
+    blank_above = s > 0 and not text[above_start:s].strip()
+    below_end = text.find("\n", e)
+    below = text[e:len(text) if below_end < 0 else below_end + 1]
+    if not blank_above or e >= len(text):
+        return s, e
+    if not below.strip():
+        return s, e + len(below)
+    copy_indent = len(text[s:e]) - len(text[s:e].lstrip(" \t"))
+    if len(below) - len(below.lstrip(" \t")) < copy_indent:
+        return above_start, e
+    return s, e

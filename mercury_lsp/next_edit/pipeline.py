@@ -17,6 +17,7 @@ from mercury_lsp.next_edit.dropped import dropped_arguments
 from mercury_lsp.next_edit.imports import import_edits
 from mercury_lsp.next_edit.line_repeat import repeated_lines
 from mercury_lsp.next_edit.locate import drop_candidates
+from mercury_lsp.next_edit.moved import moved_lines
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
 from mercury_lsp.next_edit.repeat import repeated_edits
@@ -96,7 +97,7 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     repeats = repeated_edits(query, parsed)
     if any(c.kind == "rename" for c in cands):  # the scope-aware rename search found the sites
         repeats = [r for r in repeats if r.kind != "rename"]
-    rules = (superseded_lines(query) + repeated_lines(query) + import_edits(query, parsed, grammars)
+    rules = (superseded_lines(query) + moved_lines(query) + repeated_lines(query) + import_edits(query, parsed, grammars)
              + dropped_arguments(query, parsed, grammars))
     for s in rules:
         if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats):

@@ -146,3 +146,33 @@ def test_binary_and_huge_documents_give_no_line_repeats():
     huge_src = "    log.debug('value')\n" * 60_000  # ~1.4 MB: the deleted line stands everywhere
     huge = huge_src.replace("    log.debug('value')\n", "", 1)
     assert ask(doc("file:///a.py", huge, (huge_src,), (1.0,))) == []
+
+
+# ---------------------------------------------------------------------------- moved lines
+def test_a_line_written_again_nearby_leaves_its_old_copy_to_delete():
+    src = ("Command.prototype.outputHelp = function() {\n  this.emit('help');\n"
+           "  process.stdout.write(this.helpInformation());\n};\n")
+    after = src.replace("  this.emit('help');\n", "  process.stdout.write(this.helpInformation());\n  this.emit('help');\n")
+    preds = ask(doc("file:///c.js", after, (src,), (1.0,), grammar="javascript"))
+    assert applied(after, preds, "file:///c.js") == src.replace("  process.stdout.write(this.helpInformation());\n", "") \
+        .replace("  this.emit('help');\n", "  process.stdout.write(this.helpInformation());\n  this.emit('help');\n")
+
+
+def test_a_block_moved_to_another_file_is_deleted_from_the_old_one():
+    fn = "pub fn is_executable(md: &fs::Metadata) -> bool {\n    md.permissions().mode() & 0o111 != 0\n}\n"
+    old = "use std::fs;\n\npub fn other() {}\n\n" + fn + "\npub fn last() {}\n"
+    helper0 = "use std::path::Path;\n"
+    helper1 = helper0 + "\n" + fn
+    preds = ask(doc("file:///fshelper.rs", helper1, (helper0,), (1.0,), grammar="rust"),
+                doc("file:///internal.rs", old, grammar="rust"))
+    assert applied(old, preds, "file:///internal.rs") == "use std::fs;\n\npub fn other() {}\n\npub fn last() {}\n"
+
+
+def test_imports_short_lines_and_several_old_copies_are_not_moves():
+    imp = "from datetime import timedelta\n"
+    b = doc("file:///b.py", imp + "x = 1\n")
+    a0 = "import os\n"
+    assert ask(doc("file:///a.py", a0 + imp, (a0,), (1.0,)), b) == []  # an import added: not a move
+    two = "register_handler(items)\nother()\nregister_handler(items)\n"
+    after = "register_handler(items)\n" + two  # pasted once more: which old copy would go?
+    assert not [p for p in ask(doc("file:///c.py", after, (two,), (1.0,))) if p.new_text == ""]
