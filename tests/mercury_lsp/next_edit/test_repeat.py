@@ -176,3 +176,24 @@ def test_imports_short_lines_and_several_old_copies_are_not_moves():
     two = "register_handler(items)\nother()\nregister_handler(items)\n"
     after = "register_handler(items)\n" + two  # pasted once more: which old copy would go?
     assert not [p for p in ask(doc("file:///c.py", after, (two,), (1.0,))) if p.new_text == ""]
+
+
+# ---------------------------------------------------------------------------- history-read lines
+def test_a_half_typed_line_is_finished_like_the_lines_that_start_the_same_way():
+    src = ("export type BeforeError = {\n\tresponse: Response;\n\toptions: Options;\n};\n\n"
+           "export type BeforeRetry = {\n\trequest: Request;\n\toptions: Options;\n};\n\n"
+           "export function f(request: Request, init: Init) {}\n\n"
+           "export type AfterResponse = {\n\toptions: Options;\n};\n")
+    after = src.replace("export type AfterResponse = {\n", "export type AfterResponse = {\n\trequest:\n")
+    cursor = after.index("\trequest:\n\toptions") + len("\trequest:")
+    preds = ask(doc("file:///h.ts", after, (src,), (1.0,), grammar="typescript"), cursor=cursor)
+    assert [(p.start, p.new_text, p.kind) for p in preds] == [(cursor, " Request;", "complete")]
+
+
+def test_a_renamed_parameter_is_followed_past_comment_lines_that_change_other_words():
+    src = ("def _sorted_window(iterator, k):\n    # two O(k) steps\n    window = []\n"
+           "    if len(window) > k:\n        pass\n")
+    one = src.replace("iterator, k)", "iterator, maxlen)")
+    two = one.replace("O(k)", "O(n)")
+    preds = ask(doc("file:///r.py", two, (one, src), (2.0, 1.0)), cursor=two.index("O(n)"))
+    assert applied(two, preds, "file:///r.py") == two.replace("> k:", "> maxlen:")
