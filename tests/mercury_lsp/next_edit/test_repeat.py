@@ -126,6 +126,13 @@ def test_lines_between_braces_or_too_short_are_not_repeated():
         (doc("file:///a.go", after, (src,), (1.0,), grammar="go"),), "file:///a.go", 0)) == []
 
 
+def test_lines_that_could_go_in_at_many_places_are_not_inserted():
+    body = "\tfl := f.basicWriter.ResponseWriter.(http.Flusher)\n\tfl.Flush()\n}\n"
+    src = "package m\n" + "".join(f"\nfunc (f *w{i}) Flush() {{\n" + body for i in range(4))
+    after = src.replace("(f *w0) Flush() {\n", "(f *w0) Flush() {\n\tf.wroteHeader = true\n")
+    assert ask(doc("file:///w.go", after, (src,), (1.0,), grammar="go")) == []
+
+
 # ---------------------------------------------------------------------------- bad input
 def test_histories_that_do_not_chain_give_no_crash_and_no_overlaps():
     src = "x = compute(1)\ny = compute(1)\nprint('debugging here')\nz = 2\nprint('debugging here')\n"
