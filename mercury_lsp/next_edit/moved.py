@@ -6,8 +6,9 @@ and its error check out of the block they were in, or a function into another fi
 inserted a block of lines (compared without indentation) that stands at exactly one other place
 — in its document or an open document of its language — offers deleting that other copy. The
 block must be specific (``MIN_MOVED_CHARS`` non-blank characters): a copied ``}`` or ``return
-nil`` is not a move, nor are imports; a copy in another document must be a block of lines. Two
-copies elsewhere, or none, give nothing (which one would go?).
+nil`` is not a move, nor are imports, nor a block right next to its copy (the editor's
+"duplicate line": the user is about to change the copy); a copy in another document must be a
+block of lines. Two copies elsewhere, or none, give nothing (which one would go?).
 ``supersede`` covers a line written again *changed* (the same assignment target).
 """
 
@@ -46,7 +47,7 @@ def moved_lines(query: NextEditQuery) -> list[Prediction]:
                 continue
             new_end = new + sum(len(x) + 1 for x in change.inserted)
             copies = [(d, s, e) for d in docs for s, e, _ in block_sites(LineChange(block, (), "", "", ""), d)
-                      if not (d is ex.doc and s < new_end and new < e)
+                      if not (d is ex.doc and s <= new_end and new <= e)  # itself, or a line duplicated
                       and (d is ex.doc or sum(1 for x in block if x) >= MIN_LINES_ACROSS)]
             if len(copies) != 1:
                 continue

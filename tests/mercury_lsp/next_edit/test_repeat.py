@@ -204,3 +204,9 @@ def test_a_renamed_parameter_is_followed_past_comment_lines_that_change_other_wo
     two = one.replace("O(k)", "O(n)")
     preds = ask(doc("file:///r.py", two, (one, src), (2.0, 1.0)), cursor=two.index("O(n)"))
     assert applied(two, preds, "file:///r.py") == two.replace("> k:", "> maxlen:")
+
+
+def test_a_line_duplicated_in_place_is_not_a_move():
+    src = "def f(items):\n    register_handler(items, retries=3)\n    return items\n"
+    after = src.replace("    register_handler(items, retries=3)\n", "    register_handler(items, retries=3)\n" * 2)
+    assert not [p for p in ask(doc("file:///d.py", after, (src,), (1.0,))) if p.new_text == ""]
