@@ -82,6 +82,8 @@ def line_changes(before: str, after: str) -> list[LineChange]:
         elif tag == "insert":
             prev = a[i1 - 1] if i1 > 0 else (above[0] if above else "")
             nxt = a[i1] if i1 < len(a) else (below[0] if below else "")
+            if j2 - j1 == 1 and b[j1].strip() in (prev.strip(), nxt.strip()):
+                continue  # a line duplicated in place: the user is about to change the copy
             out.append(LineChange((), tuple(b[j1:j2]), prev.strip(), nxt.strip(), _indent(nxt), starts[j1]))
     return [c for c in out if len(c.deleted or c.inserted) <= MAX_BLOCK_LINES
             and sum(len(x.strip()) for x in c.deleted or c.inserted) >= MIN_BLOCK_CHARS]
