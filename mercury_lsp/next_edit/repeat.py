@@ -1,28 +1,30 @@
 """Repeated-edit synthesis: generalise the user's last edit(s) and offer it at matching sites.
 
 After the after-the-fact style of IntelliCode's repeated edits (Miltner et al., OOPSLA 2019):
-the newest edit of the most recently edited document (and the one before it) is read as
-token-level changes — each a run of deleted tokens replaced by a run of inserted ones, with up
-to ``CONTEXT_TOKENS`` unchanged tokens of the same line on each side as its anchor. A *rule* is
-one such change. Tokens are words (identifiers, numbers) and single punctuation characters, so
-a rule does not depend on spacing.
+the newest ``EXAMPLES`` edits of all the open documents (``examples``: a change repeated in a
+commit is often not the very last edit) are read as token-level changes — each a run of deleted
+tokens replaced by a run of inserted ones, with up to ``CONTEXT_TOKENS`` unchanged tokens of the
+same line on each side as its anchor (``rules``). A *rule* is one such change. Tokens are words
+(identifiers, numbers) and single punctuation characters, so a rule does not depend on spacing.
 
-* **rename rule** — one identifier replaced by another: every remaining occurrence of the old
-  identifier (as a whole token, outside comments and strings) in the edited binding's scope —
-  the enclosing function when the old name still occurs there, else the whole document — and,
-  as a separate lower-ranked group, in the other open documents of the same language;
+* **rename rule** (the newest edit only; older renames are the rename search's) — one identifier
+  replaced by another: every remaining occurrence of the old identifier (as a whole token,
+  outside comments and strings) in the edited binding's scope — the enclosing function when the
+  old name still occurs there, else the whole document — and, as a separate lower-ranked group,
+  in the other open documents of the same language;
 * **pattern rule** — anything else: every other place in the open documents whose tokens read
   ``anchor-before + deleted + anchor-after`` gets the deleted run replaced by the inserted text
   (re-indented for multi-line text). When the last two edits are the same change at different
-  anchors, the anchors are intersected, which is the generalisation step.
+  anchors, the anchors are intersected, identifiers they disagree on becoming wildcards: the
+  generalisation step. A long deleted run is also matched without anchors.
 
 A rule must be specific: its pattern has at least ``MIN_PATTERN_CHARS`` non-blank characters,
 and a rule matching more than ``nextEdit.repeatMaxSites`` places is dropped as too generic (the
 broader anchors are tried too with ``repeatAllSites``: every similar site; renames are then left
-to the scope-aware rename search). Sites are ranked
-by the length of the anchor they matched (structural similarity), the cursor's document first,
-then by distance to the cursor. The syntax guard (``pipeline._keep_parsing``) runs on them like
-on every other edit.
+to the scope-aware rename search). Sites are ranked by the age of their example, the length of
+the anchor they matched (structural similarity), the cursor's document first, then by distance
+to the cursor. The syntax guard (``pipeline._keep_parsing``) runs on them like on every other
+edit.
 """
 
 from __future__ import annotations
