@@ -135,6 +135,9 @@ class StatsResult(msgspec.Struct, rename="camel", kw_only=True):
 # ---------------------------------------------------------------------------- next edit
 # (issue #6: the structured JSON edit format; every output path — LSP, CLI, HTTP — emits it)
 NEXT_EDIT_REQUEST = "mercury/nextEdit"
+# Sent once after a ``mercury/nextEdit`` result marked ``updatePending``: the edits of workspace
+# files that are not open (found in the background, after the answer).
+NEXT_EDIT_UPDATE_NOTIFICATION = "mercury/nextEditUpdate"
 COPILOT_INLINE_EDIT_REQUEST = "textDocument/copilotInlineEdit"
 APPLY_EDITS_COMMAND = "mercury.applyEdits"
 EditKind = Literal["rename", "signature", "model", "repeat", "complete", "import", "fill"]  # fill: a stub completed (refactor fill)
@@ -192,6 +195,19 @@ class NextEditResult(msgspec.Struct, rename="camel", kw_only=True):
     version: str = ""  # mercury-lsp's version
     position_encoding: Literal["utf-8", "utf-16", "utf-32"] = "utf-16"
     timings: NextEditTimings = msgspec.field(default_factory=NextEditTimings)
+    # True: one ``mercury/nextEditUpdate`` follows with the edits of workspace files that are not
+    # open (possibly none), unless the document moves on or a newer request supersedes this one.
+    update_pending: bool = False
+
+
+class NextEditUpdate(msgspec.Struct, rename="camel", kw_only=True):
+    """``mercury/nextEditUpdate``: the second, versioned part of a ``mercury/nextEdit`` answer —
+    for the request's document at ``textDocument.version``; ``update`` counts the parts (the
+    answer is 1); ``result.edits`` are edits of files that are not open (``documentVersion``
+    null: checked against the file on disk when applied)."""
+    text_document: VersionedDocument
+    update: int
+    result: NextEditResult
 
 
 class ApplyEditsParams(msgspec.Struct, rename="camel", kw_only=True):

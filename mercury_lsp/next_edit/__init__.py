@@ -22,12 +22,15 @@ Pipeline (runs on the engine worker; no LSP types here):
    together on one canvas per window and refilled by the model, within ``modelBudgetMs``.
 4. **Check** — edits that add parse errors are dropped; the rest are ranked by confidence.
 
-Beside 1-2, rules that read the last edit(s) directly: ``repeat`` (repeated-edit synthesis, any
-language: the last one or two edits read as token rules by ``rules`` and offered at every
-matching site), ``supersede`` (a line written again next to its old version: the old one goes),
-``imports`` (an import whose last use the edit rewrote goes; a name another document imports is
-imported), ``dropped`` (a removed parameter or local leaves the calls passing it) and
-``complete`` (the line at the cursor: a name cut short, or a half-typed line the model finishes).
+Beside 1-2, rules that read the last edit(s) directly — the newest three edits of all the
+documents (``examples``): ``repeat`` (repeated-edit synthesis, any language: edits read as token
+rules by ``rules``, anchors generalised where two examples differ, offered at every matching
+site), ``line_repeat`` (whole lines deleted or inserted again where the same lines stand),
+``moved`` (a block written again elsewhere: its one old copy goes), ``supersede`` (a line written
+again next to its old version: the old one goes), ``imports`` (an import whose last use the edit
+rewrote goes; a name another document imports is imported), ``dropped`` (a removed parameter or
+local leaves the calls passing it) and ``complete`` (the line at the cursor: a name cut short, a
+half-typed line finished like the document's lines that start the same way, or by the model).
 
 Modules: ``detect`` (1), ``candidates`` (1-2 for renames and signatures; ``find_candidates``),
 ``locate`` (2: scopes, calls, the model-only path), ``refill`` (3), ``pipeline`` (4, ``predict``

@@ -36,6 +36,8 @@ MIN_PAIR_TOKENS = 2  # a line of one token ('x') pairs with anything: not eviden
 MAX_PAIR_RENAMES = 2  # a line pair changing more identifiers than this is rewritten, not renamed
 # An identifier directly followed by one of these (not '==') is assigned to: it binds the name.
 ASSIGNED = re.compile(r"\s*(?::=|=(?!=)|\+=|-=)")
+# A line of comment (any grammar): its words are prose, not identifiers.
+COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|--)")
 # Words that are never renamed identifiers, in any of the grammars (keywords and literals).
 RESERVED = frozenset("""self this super true false null nil None True False undefined let const var
 func fn def return if else for while in of new typeof mut pub use mod impl struct enum type
@@ -56,6 +58,8 @@ def _pair_map(a: str, b: str, b_start: int, limit: int = MAX_PAIR_RENAMES) -> li
     ta, tb = list(TOKEN.finditer(a)), list(TOKEN.finditer(b))
     if len(ta) != len(tb) or len(ta) < MIN_PAIR_TOKENS or IMPORT_LINE.match(a) or IMPORT_LINE.match(b):
         return None
+    if COMMENT_LINE.match(a) or COMMENT_LINE.match(b):
+        return None  # prose: 'O(k)' -> 'O(n)' in a comment renames no variable
     out = []
     for x, y in zip(ta, tb, strict=True):
         if x.group() == y.group():

@@ -11,7 +11,11 @@ before it). The fill is kept only when
   and it is not empty: leaving the line as it is must lose to it on the model's own terms.
 
 First (no model needed), an identifier cut short at the cursor is finished from the document's
-own names when exactly one of them extends it (tree-sitter identifiers, not comments or strings).
+own names when exactly one of them extends it (tree-sitter identifiers, not comments or strings);
+then a half-typed line is finished like a line that starts the same way in the document or in its
+text before the recent edits (``err = cmd.execute`` typed where ``err = cmd.execute(flags)`` was
+just removed; ``request:`` among ``request: Request;`` members), the most frequent such ending,
+then the nearest, that passes the syntax guard.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ MIN_PREFIX_CHARS = 2  # an identifier prefix shorter than this extends to too ma
 IDENTIFIER_TYPES = ("identifier", "field_identifier", "property_identifier", "type_identifier")
 IDENTIFIER_CONFIDENCE = 0.7  # the one name of the document that extends the typed prefix
 LINE_ERRORS_LIMIT = 64  # errors counted on one line: any number past a few means the same
+MIN_LINE_PREFIX_CHARS = 6  # a typed line shorter than this ('x = ', 'if (') starts too many lines
+LINE_CONFIDENCE = 0.6  # a line of the document that starts like the typed one
 
 
 def _line(text: str, cursor: int) -> tuple[int, int] | None:
@@ -69,6 +75,26 @@ def _identifier_completion(home: ParsedDoc, cursor: int) -> str | None:
     return longer.pop()[len(prefix):]
 
 
+def _line_endings(home: ParsedDoc, line: tuple[int, int], cursor: int) -> list[str]:
+    """Endings of the lines (the document's, and its text before the recent edits) that start
+    like the cursor's typed line: those ending like the line above first (';' among members
+    ending ';', ',' among arguments), then the most frequent, then the nearest."""
+    text = home.doc.text
+    typed = text[line[0]:cursor].strip()
+    if len(typed) < MIN_LINE_PREFIX_CHARS:
+        return []
+    found: dict[str, list[int]] = {}
+    for source in (text[:line[0]] + text[line[1]:], *home.doc.history[-1:]):
+        pos = 0
+        for raw in source.split("\n"):
+            stripped = raw.strip()
+            if stripped.startswith(typed) and len(stripped) > len(typed):
+                found.setdefault(stripped[len(typed):], []).append(abs(pos - line[0]))
+            pos += len(raw) + 1
+    above = text[:line[0]].rstrip()[-1:]
+    return sorted(found, key=lambda e: (e[-1:] != above, -len(found[e]), min(found[e])))
+
+
 def complete_line(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars,
                   model: EditModel | None, cancel) -> list[Prediction]:
     home = next((p for p in parsed if p.doc.uri == query.cursor_uri), None)
@@ -87,6 +113,11 @@ def complete_line(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramm
     if fill is not None:
         return [Prediction(home.doc.uri, cursor, cursor, fill, conf, "finishes the name at the cursor",
                            "complete", source, "")]
+    for ending in _line_endings(home, line, cursor) if before else ():
+        after = text[:cursor] + ending + text[cursor:]
+        if _errors(parser, after, line[0], region_end + len(ending)) < before:
+            return [Prediction(home.doc.uri, cursor, cursor, ending, LINE_CONFIDENCE,
+                               "finishes the line like a line that starts the same way", "complete", "syntax", "")]
     if before and model is not None and query.options.complete_line_model:
         lo = max(0, cursor - CONTEXT_BEFORE_CHARS)
         window = text[lo: min(len(text), line[1] + CONTEXT_AFTER_CHARS)]

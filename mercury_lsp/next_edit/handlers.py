@@ -2,7 +2,10 @@
 ``NextEditService`` (``next_edit.service``) and the pipeline.
 
 * ``mercury/nextEdit`` — params ``{textDocument: {uri, version?}, position}``; result: the
-  structured ``NextEditResult`` (schema.py), ranges in the session's position encoding.
+  structured ``NextEditResult`` (schema.py), ranges in the session's position encoding: the open
+  documents' edits at once; with ``updatePending``, the edits of workspace files that are not
+  open follow as one ``mercury/nextEditUpdate`` notification (``NextEditUpdate``) for the
+  request's document and version.
 * ``textDocument/copilotInlineEdit`` — Copilot's request and result shape
   (``{edits: [{text, range, textDocument: {uri, version}}]}``), edits of the requested document,
   so next-edit clients written for Copilot (sidekick.nvim) can use this server.
@@ -72,7 +75,7 @@ def register(server, service: NextEditService) -> None:
     async def next_edit(ls, params) -> dict:
         p = params_as(params, NextEditParams)
         result = await service.predict(p.text_document.uri, p.text_document.version,
-                                       p.position.line, p.position.character)
+                                       p.position.line, p.position.character, update=True)
         return msgspec.to_builtins(result)
 
     @server.feature(COPILOT_INLINE_EDIT_REQUEST)

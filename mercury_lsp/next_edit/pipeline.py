@@ -15,7 +15,9 @@ from mercury_lsp.next_edit.candidates import find_candidates
 from mercury_lsp.next_edit.complete import complete_line
 from mercury_lsp.next_edit.dropped import dropped_arguments
 from mercury_lsp.next_edit.imports import import_edits
+from mercury_lsp.next_edit.line_repeat import repeated_lines
 from mercury_lsp.next_edit.locate import drop_candidates
+from mercury_lsp.next_edit.moved import moved_lines
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
 from mercury_lsp.next_edit.repeat import repeated_edits
@@ -95,7 +97,9 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     repeats = repeated_edits(query, parsed)
     if any(c.kind == "rename" for c in cands):  # the scope-aware rename search found the sites
         repeats = [r for r in repeats if r.kind != "rename"]
-    for s in superseded_lines(query) + import_edits(query, parsed, grammars) + dropped_arguments(query, parsed, grammars):
+    rules = (superseded_lines(query) + moved_lines(query) + repeated_lines(query) + import_edits(query, parsed, grammars)
+             + dropped_arguments(query, parsed, grammars))
+    for s in rules:
         if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats):
             repeats.append(s)
     preds = [Prediction(c.uri, c.start, c.end, c.expected, SYNTAX_CONFIDENCE.get(c.kind, 0.0), c.reason,

@@ -27,6 +27,7 @@ class DocState:
     version: int | None
     history: tuple[str, ...] = ()  # texts before the newest 1, 2, ... edit records
     edited_at: float = 0.0  # time of the newest edit (ranks documents)
+    edit_times: tuple[float, ...] = ()  # time of each edit record (newest first; orders edits across documents)
 
 
 @dataclass(frozen=True)

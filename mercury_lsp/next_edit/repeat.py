@@ -1,28 +1,30 @@
 """Repeated-edit synthesis: generalise the user's last edit(s) and offer it at matching sites.
 
 After the after-the-fact style of IntelliCode's repeated edits (Miltner et al., OOPSLA 2019):
-the newest edit of the most recently edited document (and the one before it) is read as
-token-level changes — each a run of deleted tokens replaced by a run of inserted ones, with up
-to ``CONTEXT_TOKENS`` unchanged tokens of the same line on each side as its anchor. A *rule* is
-one such change. Tokens are words (identifiers, numbers) and single punctuation characters, so
-a rule does not depend on spacing.
+the newest ``EXAMPLES`` edits of all the open documents (``examples``: a change repeated in a
+commit is often not the very last edit) are read as token-level changes — each a run of deleted
+tokens replaced by a run of inserted ones, with up to ``CONTEXT_TOKENS`` unchanged tokens of the
+same line on each side as its anchor (``rules``). A *rule* is one such change. Tokens are words
+(identifiers, numbers) and single punctuation characters, so a rule does not depend on spacing.
 
-* **rename rule** — one identifier replaced by another: every remaining occurrence of the old
-  identifier (as a whole token, outside comments and strings) in the edited binding's scope —
-  the enclosing function when the old name still occurs there, else the whole document — and,
-  as a separate lower-ranked group, in the other open documents of the same language;
+* **rename rule** (the newest edit only; older renames are the rename search's) — one identifier
+  replaced by another: every remaining occurrence of the old identifier (as a whole token,
+  outside comments and strings) in the edited binding's scope — the enclosing function when the
+  old name still occurs there, else the whole document — and, as a separate lower-ranked group,
+  in the other open documents of the same language;
 * **pattern rule** — anything else: every other place in the open documents whose tokens read
   ``anchor-before + deleted + anchor-after`` gets the deleted run replaced by the inserted text
   (re-indented for multi-line text). When the last two edits are the same change at different
-  anchors, the anchors are intersected, which is the generalisation step.
+  anchors, the anchors are intersected, identifiers they disagree on becoming wildcards: the
+  generalisation step. A long deleted run is also matched without anchors.
 
 A rule must be specific: its pattern has at least ``MIN_PATTERN_CHARS`` non-blank characters,
 and a rule matching more than ``nextEdit.repeatMaxSites`` places is dropped as too generic (the
 broader anchors are tried too with ``repeatAllSites``: every similar site; renames are then left
-to the scope-aware rename search). Sites are ranked
-by the length of the anchor they matched (structural similarity), the cursor's document first,
-then by distance to the cursor. The syntax guard (``pipeline._keep_parsing``) runs on them like
-on every other edit.
+to the scope-aware rename search). Sites are ranked by the age of their example, the length of
+the anchor they matched (structural similarity), the cursor's document first, then by distance
+to the cursor. The syntax guard (``pipeline._keep_parsing``) runs on them like on every other
+edit.
 """
 
 from __future__ import annotations
@@ -30,13 +32,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mercury_lsp.next_edit.examples import Example, recent_edits, to_current
 from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
-from mercury_lsp.next_edit.rules import CONTEXT_TOKENS, TOKEN, Rule, generalise, line_bounds, rules_from_edit
+from mercury_lsp.next_edit.rules import (
+    CONTEXT_TOKENS,
+    EOL,
+    TOKEN,
+    WILD,
+    Rule,
+    generalise,
+    line_bounds,
+    rules_from_edit,
+)
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
-HISTORY_EDITS = 2  # the newest edits read as examples
+EXAMPLES = 3  # the newest edits (across documents, ``examples``) read as examples
+AGE_PENALTY = 0.1  # a site of an older example's rule ranks this much below the newest's
+# A deleted run this long (tokens and characters) is distinctive without an anchor: the same
+# type spelt out in a declaration elsewhere ('func(cmd *Command, args []string) ...').
+ANCHORLESS_MIN_TOKENS = 4
+ANCHORLESS_MIN_CHARS = 16
+IDENTIFIER = r"[A-Za-z_$][\w$]*"
 # Node types (any grammar) whose identifiers are not code: comments and string contents.
 NON_CODE = ("comment", "line_comment", "block_comment", "string", "string_content", "string_fragment",
             "interpreted_string_literal", "raw_string_literal", "template_string", "string_literal")
@@ -63,8 +81,9 @@ class Site:
     start: int
     end: int
     new_text: str
-    anchor: int  # anchor tokens matched
+    anchor: int  # anchor tokens matched (wildcards not counted)
     rename: bool
+    age: int = 0  # the example's age (0: the newest edit)
 
 
 def _non_code(parsed: ParsedDoc | None, start: int) -> bool:
@@ -104,32 +123,40 @@ def _reindent(text: str, example_indent: str, site_indent: str) -> str:
 
 def _pattern_regex(lead: tuple[str, ...], deleted: tuple[str, ...], trail: tuple[str, ...],
                    one_line: bool) -> re.Pattern:
-    """Tokens in order, any spacing between them (none inside a line when ``one_line``); groups:
-    lead, deleted, trail."""
+    """Tokens in order, any spacing between them (none inside a line when ``one_line``); ``WILD``
+    matches any identifier, ``EOL`` the end of the line; groups: lead, deleted, trail."""
     gap = r"[ \t]*" if one_line else r"\s*"
 
     def seq(tokens: tuple[str, ...], prev: str) -> str:
         out = []
         for t in tokens:
+            if t == EOL:
+                out.append(r"[ \t]*(?=\r?\n|\Z)")
+                break
             sep = gap if out or prev else ""
-            if prev and _word(prev[-1]) and _word(t[0]):
+            if prev and _word(prev[-1]) and _word(_edge(t)[0]):
                 sep = r"[ \t]+" if one_line else r"\s+"
-            out.append(sep + re.escape(t))
-            prev = t
+            out.append(sep + (IDENTIFIER if t == WILD else re.escape(t)))
+            prev = "a" if t == WILD else t
         return "".join(out)
 
-    first = (lead + deleted + trail)[0]
-    head = r"(?<![\w$])" if _word(first[0]) else ""
-    last = (lead + deleted + trail)[-1]
-    tail = r"(?![\w$])" if _word(last[-1]) else ""
+    first = _edge((lead + deleted + trail)[0])[0]
+    head = r"(?<![\w$])" if _word(first) else ""
+    last = _edge((lead + deleted + trail)[-1])[-1]
+    tail = r"(?![\w$])" if _word(last) else ""
     lead_re = seq(lead, "")
-    del_re = seq(deleted, lead[-1] if lead else "")
-    trail_re = seq(trail, (deleted or lead)[-1] if deleted or lead else "")
+    del_re = seq(deleted, _edge(lead[-1]) if lead else "")
+    trail_re = seq(trail, _edge((deleted or lead)[-1]) if deleted or lead else "")
     return re.compile(f"{head}({lead_re})({del_re})({trail_re}){tail}")
 
 
 def _word(ch: str) -> bool:
     return ch.isalnum() or ch in "_$"
+
+
+def _edge(token: str) -> str:
+    """What a token shows at its edges (a wildcard is a word, the line's end nothing)."""
+    return "a" if token == WILD else " " if token == EOL else token
 
 
 def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: bool) -> list[Site]:
@@ -139,28 +166,36 @@ def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: b
     out = []
     for m in rx.finditer(text):
         s = m.end(1) if rule.lead else m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip()))
-        e = m.start(3) if rule.trail else m.end(2)
-        probe = m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted else s
+        e = m.start(3) + len(m.group(3)) - len(m.group(3).lstrip()) if rule.trail else m.end(2)
+        # where code or comment is told: the deleted run, else the lead's last character (an
+        # insertion at a line's end stands past the comment it extends)
+        probe = m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted else max(s - 1, 0)
         if _non_code(parsed, probe) == in_code:
             continue
         line_start = text.rfind("\n", 0, s) + 1
         line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else len(text)]
         site_indent = line[:len(line) - len(line.lstrip(" \t"))]
         out.append(Site(doc, s, e, _reindent(rule.inserted, rule.indent, site_indent),
-                        len(rule.lead) + len(rule.trail), False))
+                        sum(t != WILD for t in rule.lead + rule.trail), False))
     return out
 
 
 def _backed_off(rule: Rule):
-    """The rule with shorter anchors, longest first (both sides kept for an insertion)."""
+    """The rule with shorter anchors, longest first (both sides kept for an insertion); last, for
+    a long deleted run, no anchor at all. (Identifiers are abstracted only where two examples
+    disagree, ``rules.generalise``: abstracting one example's anchors matched unrelated sites —
+    every ``import x from`` for one import's new names.)"""
     seen = set()
     for n in range(CONTEXT_TOKENS, 0, -1):
         for lead, trail in ((rule.lead[-n:], rule.trail[:n]), (rule.lead[-n:], rule.trail[:n - 1]),
                             (rule.lead[len(rule.lead) - n + 1:] if n > 1 else (), rule.trail[:n])):
-            if (lead, trail) in seen or (not rule.deleted and not (lead and trail)) or not (lead or trail):
+            if (not rule.deleted and not (lead and trail)) or not (lead or trail):
                 continue
-            seen.add((lead, trail))
-            yield Rule(lead, rule.deleted, trail, rule.inserted, rule.indent, rule.edit_span)
+            if (lead, trail) not in seen:
+                seen.add((lead, trail))
+                yield Rule(lead, rule.deleted, trail, rule.inserted, rule.indent, rule.edit_span)
+    if len(rule.deleted) >= ANCHORLESS_MIN_TOKENS and rule.pattern_chars >= ANCHORLESS_MIN_CHARS:
+        yield Rule((), rule.deleted, (), rule.inserted.strip(), rule.indent, rule.edit_span)
 
 
 def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bool:
@@ -237,40 +272,39 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     return [Site(doc, s, e, new, 0, True) for doc, occ in occurrences for s, e in occ]
 
 
-def _newest_edits(query: NextEditQuery) -> tuple[DocState, list[tuple[str, str]]] | None:
-    """The most recently edited document and its newest edits as (before, after) pairs."""
-    edited = sorted((d for d in query.docs if d.history), key=lambda d: -d.edited_at)
-    if not edited:
-        return None
-    home = edited[0]
-    texts = (home.text, *home.history)
-    return home, [(texts[i + 1], texts[i]) for i in range(min(HISTORY_EDITS, len(texts) - 1))]
+def _rules(examples: list[Example]) -> list[tuple[Example, Rule]]:
+    """Each example's rules, spans in its document's current text; the newest generalised by the
+    one before it; an older example's renames are left to the rename search (whole history)."""
+    out = []
+    for ex in examples:
+        rules = rules_from_edit(ex.before, ex.after)
+        if ex.age == 0 and len(examples) > 1:
+            rules = generalise(rules, rules_from_edit(examples[1].before, examples[1].after))
+        for r in rules:
+            lo, hi = to_current(ex, r.edit_span[0]), to_current(ex, r.edit_span[1])
+            if lo is not None and hi is not None and not (ex.age and r.is_rename):
+                out.append((ex, Rule(r.lead, r.deleted, r.trail, r.inserted, r.indent, (lo, hi))))
+    return out
 
 
 def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Prediction]:
     """Predictions from the user's last edit(s) generalised into rules (module docstring)."""
     opts = query.options
-    newest = _newest_edits(query)
-    if newest is None:
-        return []
-    home, pairs = newest
-    rules = rules_from_edit(pairs[0][0], pairs[0][1])
-    if len(pairs) > 1:
-        rules = generalise(rules, rules_from_edit(pairs[1][0], pairs[1][1]))
     by_uri = {p.doc.uri: p for p in parsed}
-    grammar = home.grammar
-    docs = [(d, by_uri.get(d.uri)) for d in query.docs
-            if d is home or (grammar is not None and d.grammar == grammar)]
-    home_parsed = by_uri.get(home.uri)
     sites: list[Site] = []
     seen_rules = set()
-    for rule in rules:
+    for ex, rule in _rules(recent_edits(query, EXAMPLES)):
+        home, grammar = ex.doc, ex.doc.grammar
         key = (rule.lead, rule.deleted, rule.trail, rule.inserted)
         if key in seen_rules or not rule.deleted and not rule.inserted.strip():
             continue
         seen_rules.add(key)
-        in_code = not _non_code(home_parsed, rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip()))
+        docs = [(d, by_uri.get(d.uri)) for d in query.docs
+                if d is home or (grammar is not None and d.grammar == grammar)]
+        home_parsed = by_uri.get(home.uri)
         lo, hi = rule.edit_span
+        at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
+        in_code = not _non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
         if "\n" in rule.inserted.strip("\n"):
             continue  # multi-line text is rarely repeated verbatim
         if rule.is_rename and not _renames_binding(rule, home, home_parsed):
@@ -291,6 +325,8 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
             if len(found) > opts.repeat_max_sites:
                 break
+            for s in found:
+                s.age = ex.age
             sites.extend(found)
             if found and not opts.repeat_all_sites:
                 break
@@ -315,7 +351,7 @@ def _callee(text: str, offset: int) -> str | None:
 def _rank(sites: list[Site], query: NextEditQuery) -> list[Prediction]:
     out: list[Prediction] = []
     taken: dict[str, list[tuple[int, int]]] = {}
-    for s in sorted(sites, key=lambda s: (s.doc.uri != query.cursor_uri, -s.anchor,
+    for s in sorted(sites, key=lambda s: (s.age, s.doc.uri != query.cursor_uri, -s.anchor,
                                           abs(s.start - query.cursor))):
         spans = taken.setdefault(s.doc.uri, [])
         if any(s.start < e and b < s.end or (s.start == s.end == b) for b, e in spans):
@@ -325,6 +361,7 @@ def _rank(sites: list[Site], query: NextEditQuery) -> list[Prediction]:
             continue
         spans.append((s.start, s.end))
         conf = RENAME_CONFIDENCE if s.rename else min(0.95, PATTERN_CONFIDENCE + ANCHOR_BONUS * s.anchor)
+        conf -= AGE_PENALTY * s.age
         where = ""
         if s.doc.uri != query.cursor_uri:
             conf -= OTHER_DOCUMENT_PENALTY

@@ -1,6 +1,9 @@
 """Edits read as token-level rules (for ``repeat``): each change of an edit — a run of deleted
 tokens replaced by inserted text — with up to ``CONTEXT_TOKENS`` unchanged tokens of the same
-line on each side as its anchor; the last two edits' rules generalised by intersecting anchors.
+line on each side as its anchor (an insertion at the end of a line is anchored on the line's
+end, ``EOL``); the last two edits' rules generalised by intersecting anchors, where identifiers
+the two examples disagree on become a wildcard (``WILD``: any identifier), as
+``except BadSignature, e:`` and ``except Exception, e:`` give ``except ID , e :``.
 Tokens are words (identifiers, numbers) and single punctuation characters, so a rule does not
 depend on spacing."""
 
@@ -16,6 +19,15 @@ TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|\S")
 IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
 MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')
+# Anchor pseudo-tokens (TOKEN never yields a multi-character non-word token): any identifier, and
+# the end of the line (an insertion appended to a line).
+WILD = "\x00ID"
+EOL = "\x00EOL"
+# Words never abstracted to WILD: the keywords that give an anchor its shape.
+KEYWORDS = frozenset("""def class return if elif else for while in not and or is except try with as
+import from lambda yield await async raise assert pass break continue del global func fn let const
+var mut pub use mod impl struct enum type interface new typeof instanceof throw case switch go defer
+range match select package self this super true false null nil None True False undefined""".split())
 
 
 @dataclass(frozen=True)
@@ -46,7 +58,8 @@ class Rule:
 
     @property
     def pattern_chars(self) -> int:
-        return sum(len(t) for t in self.lead + self.deleted + self.trail)
+        """Characters a match must show (a wildcard or the line's end counts one)."""
+        return sum(1 if t in (WILD, EOL) else len(t) for t in self.lead + self.deleted + self.trail)
 
 
 def line_bounds(text: str, lo: int, hi: int) -> tuple[int, int]:
@@ -72,11 +85,13 @@ def rules_from_edit(before: str, after: str) -> list[Rule]:
         trail = [t for t in ta[i2:i2 + CONTEXT_TOKENS] if "\n" not in before[there:t.start]]
         if not lead and not trail:
             continue
-        if i1 == i2 and (not lead or not trail or "\n" in after[tb[j1].start:tb[j2 - 1].end]):
-            continue  # an insertion repeats only between the same two anchors, within a line
         # the inserted text spans from the end of the lead anchor to the start of the trail anchor
         s = tb[j1 - 1].end if lead and j1 > 0 else (tb[j1].start if j1 < len(tb) else ah)
         e = tb[j2].start if trail and j2 < len(tb) else (tb[j2 - 1].end if j2 > 0 else s)
+        if i1 == i2 and lead and not trail and j2 > j1 and not after[e:line_bounds(after, e, e)[1]].strip():
+            trail = [Tok(EOL, e, e)]  # appended to the line: the line's end is the anchor
+        if i1 == i2 and (not lead or not trail or "\n" in after[tb[j1].start:tb[j2 - 1].end]):
+            continue  # an insertion repeats only between the same two anchors, within a line
         line_start = after.rfind("\n", 0, s) + 1
         indent = after[line_start:len(after[line_start:]) - len(after[line_start:].lstrip(" \t")) + line_start]
         rules.append(Rule(tuple(t.text for t in lead), tuple(t.text for t in ta[i1:i2]),
@@ -105,28 +120,28 @@ def _merge_changes(ops, ta: list[Tok], tb: list[Tok]) -> list[tuple[int, int, in
 
 def generalise(newest: list[Rule], older: list[Rule]) -> list[Rule]:
     """Rules of the newest edit; where the edit before it made the same change (same deleted
-    tokens, same inserted text) under another anchor, the anchor is cut to what both share."""
+    tokens, same inserted text) under another anchor, the anchor is cut to what both share,
+    identifiers they disagree on becoming wildcards."""
     out = []
     for r in newest:
         for o in older:
             if o.deleted == r.deleted and o.inserted.strip() == r.inserted.strip() and (o.lead, o.trail) != (r.lead, r.trail):
-                lead = _common_suffix(r.lead, o.lead)
-                trail = _common_prefix(r.trail, o.trail)
+                lead = _shared(r.lead[::-1], o.lead[::-1])[::-1]
+                trail = _shared(r.trail, o.trail)
                 r = Rule(lead, r.deleted, trail, r.inserted, r.indent, r.edit_span)
                 break
         out.append(r)
     return out
 
 
-def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    while n < min(len(a), len(b)) and a[len(a) - 1 - n] == b[len(b) - 1 - n]:
-        n += 1
-    return a[len(a) - n:]
-
-
-def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
+def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    """The common start of two anchors (nearest the change first), differing identifiers as WILD."""
+    out = []
+    for x, y in zip(a, b, strict=False):
+        if x == y:
+            out.append(x)
+        elif all(IDENT.match(t) and t not in KEYWORDS or t == WILD for t in (x, y)):
+            out.append(WILD)
+        else:
+            break
+    return tuple(out)

@@ -3,12 +3,20 @@ documents and their edit history, one prediction at a time per document on the e
 cache keyed by the versions of every document a prediction read, and the checks that refuse edits
 which cannot be applied as is.
 
+Workspace files that are not open (``more_documents``) are read in one of two ways: inline (the
+answer waits for them: a code action is one ``WorkspaceEdit``), or, for ``mercury/nextEdit``,
+after the answer — the answer has the open documents' edits and ``updatePending``, and one
+``mercury/nextEditUpdate`` (``send_update``) follows from the background with the edits of the
+files that are not open, for the request's document version; none is sent once that document
+moved on or a newer request for it superseded the old one.
+
 LSP-free except for the shapes it returns (``WorkspaceEdit``) and the JSON-RPC errors it raises
 (``StaleVersion``: ContentModified; InvalidParams); the handlers are in ``next_edit.handlers``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -24,13 +32,14 @@ from mercury_lsp.documents import Document, DocumentStore, PositionEncoding, Pos
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError, EngineSession
 from mercury_lsp.next_edit.pipeline import predict, to_result
 from mercury_lsp.next_edit.query import DocState, EngineEdits, NextEditQuery
-from mercury_lsp.schema import NextEditResult, PredictedEdit
+from mercury_lsp.schema import NextEditResult, NextEditUpdate, PredictedEdit, VersionedDocument
 from mercury_lsp.syntax import Grammars
 
 log = logging.getLogger(__name__)
 
 CONTENT_MODIFIED = -32801  # LSP ErrorCodes.ContentModified
 CACHE_DOCUMENTS = 32  # documents whose last result is kept (one entry each, newest versions)
+CROSS_FILE_UPDATE = 2  # the answer is part 1 of a next-edit result; the workspace files' edits part 2
 
 
 class StaleVersion(JsonRpcException):
@@ -41,6 +50,7 @@ class StaleVersion(JsonRpcException):
 def doc_state(doc: Document, history_records, max_records: int) -> DocState:
     """A document plus its texts before its newest edit records (undone newest first)."""
     texts: list[str] = []
+    times: list[float] = []
     text = doc.text
     edited_at = 0.0
     for r in history_records[:max_records]:
@@ -48,8 +58,9 @@ def doc_state(doc: Document, history_records, max_records: int) -> DocState:
             break
         text = text[: r.offset] + r.old_text + text[r.offset + len(r.new_text):]
         texts.append(text)
+        times.append(r.time)
         edited_at = max(edited_at, r.time)
-    return DocState(doc.uri, doc.text, doc.grammar, doc.version, tuple(texts), edited_at)
+    return DocState(doc.uri, doc.text, doc.grammar, doc.version, tuple(texts), edited_at, tuple(times))
 
 
 class NextEditService:
@@ -58,10 +69,12 @@ class NextEditService:
 
     def __init__(self, engine: EngineClient, docs: DocumentStore, grammars: Grammars,
                  settings: Callable[[], Settings], encoding: Callable[[], PositionEncoding],
-                 more_documents: Callable[[NextEditQuery], NextEditQuery] | None = None) -> None:
+                 more_documents: Callable[[NextEditQuery], NextEditQuery] | None = None,
+                 send_update: Callable[[NextEditUpdate], None] | None = None) -> None:
         self.engine = engine
         # run on the worker before predicting: adds documents that are not open (workspace files)
         self.more_documents = more_documents
+        self.send_update = send_update  # sends ``mercury/nextEditUpdate`` (the second part)
         self.docs = docs
         self.grammars = grammars
         self.settings = settings
@@ -69,6 +82,8 @@ class NextEditService:
         # uri -> (the (uri, version) of every document the prediction read, options, result)
         self._cache: dict[str, tuple[tuple, NextEditOptions, NextEditResult]] = {}
         self._slots: dict[str, CancelToken] = {}
+        self._update_slots: dict[str, CancelToken] = {}  # the background part 2 per document
+        self._update_tasks: set[asyncio.Task] = set()
 
     @property
     def options(self) -> NextEditOptions:
@@ -77,13 +92,14 @@ class NextEditService:
 
     def cancel(self, uri: str) -> None:
         """Cancel the prediction running for ``uri`` (the document closed) and forget its cache."""
-        token = self._slots.pop(uri, None)
-        if token is not None:
-            token.cancel()
+        for slots in (self._slots, self._update_slots):
+            token = slots.pop(uri, None)
+            if token is not None:
+                token.cancel()
         self._cache.pop(uri, None)
 
     def cancel_all(self) -> None:
-        for token in self._slots.values():
+        for token in (*self._slots.values(), *self._update_slots.values()):
             token.cancel()
 
     # ------------------------------------------------------------------ predict
@@ -101,7 +117,15 @@ class NextEditService:
         states.sort(key=lambda s: s.uri != doc.uri)
         return NextEditQuery(tuple(states), doc.uri, cursor, self.encoding(), opts)
 
-    async def predict(self, uri: str, version: int | None, line: int, character: int) -> NextEditResult:
+    def _updates(self) -> bool:
+        """Workspace files come as a second update (else inline, or not at all)."""
+        return (self.more_documents is not None and self.send_update is not None
+                and self.options.max_workspace_files > 0)
+
+    async def predict(self, uri: str, version: int | None, line: int, character: int,
+                      update: bool = False) -> NextEditResult:
+        """The next edits for the cursor; with ``update`` the workspace files that are not open
+        come as a second, versioned update (module docstring), else inline."""
         settings, enc = self.settings(), self.encoding()
         doc = self.docs.get(uri)
         if doc is None:
@@ -116,29 +140,23 @@ class NextEditService:
         if not self.engine.ready or not settings.language_enabled(doc.language_id):
             return empty
         docs = self._read(doc)
-        read = tuple((d.uri, d.version) for d in docs)
+        later = update and self._updates()
+        read = (tuple((d.uri, d.version) for d in docs), later)
         cached = self._cache.get(uri)
-        if cached is not None and cached[0] == read and cached[1] == self.options:
-            return cached[2]
         query = self._query(doc, cursor, docs)
+        if cached is not None and cached[0] == read and cached[1] == self.options:
+            if later:
+                self._schedule_update(doc, query)
+            return cached[2]
         old = self._slots.pop(uri, None)
         if old is not None:
             old.cancel()
         token = CancelToken(deadline=time.monotonic() + self.options.timeout_ms / 1000)
         self._slots[uri] = token
-        grammars = self.grammars
-
-        more = self.more_documents
+        more = None if later else self.more_documents
 
         def job(session: EngineSession) -> NextEditResult:
-            q = more(query) if more is not None else query
-            if isinstance(session, RemoteSession):  # a remote backend predicts them, or the syntax alone
-                remote = session.next_edit(q, token)
-                if remote is not None:
-                    return remote
-                return to_result(predict(q, None, grammars, token), q, session.info.model)
-            outcome = predict(q, EngineEdits(session.engine), grammars, token)
-            return to_result(outcome, q, session.info.model)
+            return self._run(session, more(query) if more is not None else query, token)
 
         try:
             result = await self.engine.run(job, token)
@@ -155,6 +173,9 @@ class NextEditService:
         current = self.docs.get(uri)
         if current is not doc or doc.version != query.docs[0].version:
             return empty  # the document moved on: no stale edits
+        if later:
+            result = msgspec.structs.replace(result, update_pending=True)
+            self._schedule_update(doc, query)
         kept = [e for e in result.edits if self._current(e)]
         if len(kept) < len(result.edits):  # another document moved on meanwhile: its edits are dropped
             return msgspec.structs.replace(result, edits=kept)
@@ -162,6 +183,56 @@ class NextEditService:
         while len(self._cache) > CACHE_DOCUMENTS:
             self._cache.pop(next(iter(self._cache)))
         return result
+
+    def _run(self, session: EngineSession, q: NextEditQuery, token: CancelToken) -> NextEditResult:
+        """One prediction on the engine worker (a remote backend predicts, or the syntax alone)."""
+        if isinstance(session, RemoteSession):
+            remote = session.next_edit(q, token)
+            if remote is not None:
+                return remote
+            return to_result(predict(q, None, self.grammars, token), q, session.info.model)
+        return to_result(predict(q, EngineEdits(session.engine), self.grammars, token), q, session.info.model)
+
+    # ------------------------------------------------------------------ the second update
+    def _schedule_update(self, doc: Document, query: NextEditQuery) -> None:
+        old = self._update_slots.pop(doc.uri, None)
+        if old is not None:  # superseded: the newer request's update replaces it
+            old.cancel()
+        token = CancelToken(deadline=time.monotonic() + self.options.timeout_ms / 1000)
+        self._update_slots[doc.uri] = token
+        task = asyncio.ensure_future(self._update(doc, query, token))
+        self._update_tasks.add(task)
+        task.add_done_callback(self._update_tasks.discard)
+
+    async def _update(self, doc: Document, query: NextEditQuery, token: CancelToken) -> None:
+        """Part 2: the edits of workspace files that are not open, sent once (module docstring)."""
+        more = self.more_documents
+        known = {d.uri for d in query.docs}
+        model = ""
+
+        def job(session: EngineSession) -> list[PredictedEdit]:
+            nonlocal model
+            model = session.info.model
+            q = more(query)
+            if len(q.docs) == len(query.docs):  # no workspace file mentions what the edits changed
+                return []
+            return [e for e in self._run(session, q, token).edits if e.uri not in known]
+
+        try:
+            edits = await self.engine.run(job, token)
+        except (EngineCancelled, EngineError) as exc:
+            if not isinstance(exc, EngineCancelled):
+                log.warning("next edit update failed: %s", exc)
+            edits = []
+        superseded = self._update_slots.get(doc.uri) is not token
+        if not superseded:
+            del self._update_slots[doc.uri]
+        if superseded or self.docs.get(doc.uri) is not doc or doc.version != query.docs[0].version:
+            return
+        result = NextEditResult(edits=edits, model=model, version=__version__,
+                                position_encoding=query.encoding.value)
+        self.send_update(NextEditUpdate(text_document=VersionedDocument(doc.uri, doc.version),
+                                        update=CROSS_FILE_UPDATE, result=result))
 
     def _current(self, e: PredictedEdit) -> bool:
         """An edit of a file on disk (no version), or of an open document still at its version."""

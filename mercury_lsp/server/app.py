@@ -30,7 +30,12 @@ from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
 from mercury_lsp.next_edit import handlers as next_edit_handlers
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
-from mercury_lsp.schema import STATUS_NOTIFICATION, EngineInfo, StatusNotification
+from mercury_lsp.schema import (
+    NEXT_EDIT_UPDATE_NOTIFICATION,
+    STATUS_NOTIFICATION,
+    EngineInfo,
+    StatusNotification,
+)
 from mercury_lsp.server.access import daemon_owned
 from mercury_lsp.server.handlers import register_all
 from mercury_lsp.server.handlers.sync import unreadable_notification
@@ -66,7 +71,8 @@ class MercuryServer(LanguageServer):
         workspace_files = WorkspaceFiles()
         self.next_edits = NextEditService(
             engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
-            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files))
+            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files),
+            lambda u: self.protocol.notify(NEXT_EDIT_UPDATE_NOTIFICATION, msgspec.to_builtins(u)))
         self.inline_supported = False
         self.markdown_docs = False
         self._tasks: set[asyncio.Task] = set()

@@ -63,3 +63,18 @@ async def test_one_code_action_edits_open_and_workspace_files(server):
     assert counts == {"shapes.py": 1, "uses.py": 2, "report.py": 2}
     assert all(e["newText"] == "surface" for ch in changes.values() for e in ch["edits"])
     assert actions[0]["title"] == "Apply predicted edits (5 locations in 3 files)"
+
+
+async def test_next_edit_answers_open_documents_then_sends_workspace_files_as_one_update(server):
+    c, root = server
+    shapes, uses, report = ((root / n).as_uri() for n in ("shapes.py", "uses.py", "report.py"))
+    result = await c.request("mercury/nextEdit", {"textDocument": {"uri": shapes, "version": 2},
+                                                  "position": {"line": 0, "character": 11}})
+    assert result["updatePending"] is True
+    assert {e["uri"] for e in result["edits"]} == {shapes, report}  # open documents: at once
+    update = await c.wait_notification("mercury/nextEditUpdate",
+                                       lambda p: p["textDocument"] == {"uri": shapes, "version": 2})
+    assert update["update"] == 2
+    edits = update["result"]["edits"]
+    assert [(e["uri"], e["documentVersion"], e["newText"]) for e in edits] == [(uses, None, "surface")] * 2
+    assert len(c.notifications["mercury/nextEditUpdate"]) == 1  # one update per answer

@@ -1,0 +1,61 @@
+"""Moved lines: lines the user just wrote again elsewhere leave their old copy behind.
+
+Pasting ``process.stdout.write(this.helpInformation());`` two lines up, ``wd, err := os.Getwd()``
+and its error check out of the block they were in, or a function into another file (a Rust
+``is_executable`` moved to ``fshelper.rs``): the next edit deletes the old copy. An edit that
+inserted a block of lines (compared without indentation) that stands at exactly one other place
+— in its document or an open document of its language — offers deleting that other copy. The
+block must be specific (``MIN_MOVED_CHARS`` non-blank characters): a copied ``}`` or ``return
+nil`` is not a move, nor are imports, nor a block right next to its copy (the editor's
+"duplicate line": the user is about to change the copy); a copy in another document must be a
+block of lines. Two copies elsewhere, or none, give nothing (which one would go?).
+``supersede`` covers a line written again *changed* (the same assignment target).
+"""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit.examples import recent_edits, to_current
+from mercury_lsp.next_edit.line_repeat import LineChange, block_sites, line_changes, widen_deletion
+from mercury_lsp.next_edit.query import NextEditQuery, Prediction
+from mercury_lsp.next_edit.text import IMPORT_LINE
+
+EXAMPLES = 2  # a block pasted, then its old copy's neighbour edited first: both newest edits count
+MIN_MOVED_CHARS = 24  # shorter lines ('return nil', '}') stand at many places for other reasons
+# A copy in another document must be this many non-blank lines: one line standing in two files
+# is common (a call, a constant); a function or a block of them moved between files is not.
+MIN_LINES_ACROSS = 2
+CONFIDENCE = 0.5
+OTHER_DOCUMENT_PENALTY = 0.2
+
+
+def moved_lines(query: NextEditQuery) -> list[Prediction]:
+    """Deleting the old copy of a block the newest edits wrote again (module docstring)."""
+    out: list[Prediction] = []
+    for ex in recent_edits(query, EXAMPLES):
+        grammar = ex.doc.grammar
+        docs = [d for d in query.docs if d is ex.doc or (grammar is not None and d.grammar == grammar)]
+        for change in line_changes(ex.before, ex.after):
+            block = tuple(x.strip() for x in change.inserted)
+            while block and not block[-1]:
+                block = block[:-1]
+            while block and not block[0]:
+                block = block[1:]
+            if sum(len(x) for x in block) < MIN_MOVED_CHARS or all(IMPORT_LINE.match(x) for x in block if x):
+                continue  # too short, or imports (every file of a package imports the same things)
+            new = to_current(ex, change.at)
+            if new is None:  # a newer edit rewrote the pasted lines
+                continue
+            new_end = new + sum(len(x) + 1 for x in change.inserted)
+            copies = [(d, s, e) for d in docs for s, e, _ in block_sites(LineChange(block, (), "", "", ""), d)
+                      if not (d is ex.doc and s <= new_end and new <= e)  # itself, or a line duplicated
+                      and (d is ex.doc or sum(1 for x in block if x) >= MIN_LINES_ACROSS)]
+            if len(copies) != 1:
+                continue
+            d, s, e = copies[0]
+            s, e = widen_deletion(d.text, s, e)
+            where = "" if d.uri == query.cursor_uri else " (another document)"
+            conf = CONFIDENCE - (OTHER_DOCUMENT_PENALTY if where else 0.0)
+            out.append(Prediction(d.uri, s, e, "", conf, f"these lines were written again just now: the old copy goes{where}",
+                                  "repeat", "syntax", d.text[s:e]))
+    return out
+

@@ -1,0 +1,213 @@
+"""Repeated edits learnt from the recent history (``examples``, ``repeat``, ``rules``,
+``line_repeat``), on small cases shaped like the real-history benchmark's, plus their bad input:
+histories that do not chain, binary and huge documents, a cursor outside the document."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
+from mercury_lsp.next_edit.examples import recent_edits, to_current
+from mercury_lsp.next_edit.line_repeat import line_changes, repeated_lines
+from mercury_lsp.next_edit.rules import EOL, WILD, generalise, rules_from_edit
+from mercury_lsp.syntax import Grammars
+
+G = Grammars()
+
+
+def doc(uri: str, text: str, history: tuple[str, ...] = (), times: tuple[float, ...] = (), grammar="python"):
+    return DocState(uri, text, grammar, 1, history, max(times, default=0.0), times)
+
+
+def ask(*docs: DocState, cursor_uri: str | None = None, cursor: int = 0):
+    q = NextEditQuery(docs, cursor_uri or docs[0].uri, cursor)
+    return predict(q, None, G).predictions
+
+
+def applied(text: str, preds, uri: str) -> str:
+    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds if p.uri == uri])
+
+
+# ---------------------------------------------------------------------------- examples
+def test_recent_edits_are_ordered_by_record_time_across_documents():
+    a0, a1, a2 = "v = 1\n", "v = 2\n", "v = 2\nw = 3\n"
+    b0, b1 = "x = 1\n", "x = 5\n"
+    a = doc("file:///a.py", a2, (a1, a0), (3.0, 1.0))
+    b = doc("file:///b.py", b1, (b0,), (2.0,))
+    got = recent_edits(NextEditQuery((a, b), a.uri, 0), 3)
+    assert [(e.doc.uri, e.before, e.after, e.age) for e in got] == [
+        (a.uri, a1, a2, 0), (b.uri, b0, b1, 1), (a.uri, a0, a1, 2)]
+
+
+def test_an_offset_of_an_older_record_follows_the_newer_records():
+    a0, a1, a2 = "aa\nbb\ncc\n", "aa\nBB\ncc\n", "zz\naa\nBB\ncc\n"
+    ex = recent_edits(NextEditQuery((doc("file:///a.py", a2, (a1, a0), (2.0, 1.0)),), "file:///a.py", 0), 2)[1]
+    assert ex.after == a1
+    assert to_current(ex, a1.index("BB")) == a2.index("BB")
+    rewritten = recent_edits(NextEditQuery((doc("file:///a.py", "aa\nCC\ncc\n", (a1, a0), (2.0, 1.0)),),
+                                           "file:///a.py", 0), 2)[1]
+    assert to_current(rewritten, a1.index("BB") + 1) is None  # a newer record rewrote that place
+
+
+# ---------------------------------------------------------------------------- token rules
+def test_examples_that_differ_in_an_identifier_generalise_to_a_wildcard():
+    src = ("try:\n    f()\nexcept BadSignature, e:\n    pass\ntry:\n    g()\nexcept Exception, e:\n    pass\n"
+           "try:\n    h()\nexcept ValueError, e:\n    pass\n")
+    one = src.replace("except BadSignature, e:", "except BadSignature as e:")
+    two = one.replace("except Exception, e:", "except Exception as e:")
+    rule, = generalise(rules_from_edit(one, two), rules_from_edit(src, one))
+    assert rule.lead == ("except", WILD) and rule.trail == ("e", ":")
+    preds = ask(doc("file:///a.py", two, (one, src), (2.0, 1.0)))
+    assert applied(two, preds, "file:///a.py") == two.replace("except ValueError, e:", "except ValueError as e:")
+
+
+def test_one_example_does_not_abstract_its_anchor():
+    """``import fetch from`` gaining ``, {Headers}`` is not a change for every ``import x from``."""
+    src = "import test from 'ava';\nimport delay from 'delay';\nimport fetch from 'node-fetch';\n"
+    after = src.replace("import fetch from", "import fetch, {Headers} from")
+    assert ask(doc("file:///t.js", after, (src,), (1.0,), grammar="javascript")) == []
+
+
+def test_an_older_examples_change_is_repeated_in_another_document():
+    """A version bumped in docs/conf.py, then an unrelated fix in setup.py: setup.py's version
+    gets the same bump."""
+    conf0 = "project = 'more'\nversion = '4.0.0'\n"
+    setup0 = "setup(\n    name='more',\n    version='4.0.0',\n    pattern=r'[a-z_]+',\n)\n"
+    conf1 = conf0.replace("'4.0.0'", "'4.0.1'")
+    setup1 = setup0.replace("[a-z_]+", "[a-z._]+")
+    conf = doc("file:///docs/conf.py", conf1, (conf0,), (1.0,))
+    setup = doc("file:///setup.py", setup1, (setup0,), (2.0,))
+    preds = ask(setup, conf, cursor=setup1.index("pattern"))
+    assert applied(setup1, preds, setup.uri) == setup1.replace("'4.0.0'", "'4.0.1'")
+
+
+def test_an_insertion_at_the_end_of_a_line_is_anchored_on_the_lines_end():
+    line = "// eslint-disable-next-line no-invalid-void-type\n"
+    src = line + "expectType<void>(a());\n" + line + "expectType<void>(b());\n"
+    new = line.replace("void-type", "void-type, no-confusing-void-expression")
+    after = src.replace(line, new, 1)
+    rule, = rules_from_edit(src, after)
+    assert rule.trail == (EOL,) and rule.inserted == ", no-confusing-void-expression"
+    preds = ask(doc("file:///t.ts", after, (src,), (1.0,), grammar="typescript"))
+    assert applied(after, preds, "file:///t.ts") == new + "expectType<void>(a());\n" + new + "expectType<void>(b());\n"
+
+
+def test_a_long_deleted_run_is_repeated_without_an_anchor():
+    sig = "func(cmd *Command, args []string, toComplete string) ([]string, ShellCompDirective)"
+    src = f"package cobra\n\ntype Command struct {{\n\tValidArgsFunction {sig}\n}}\n"
+    other = f"package cobra\n\nvar flagCompletionFunctions = map[*Flag]{sig}{{}}\n"
+    after = src.replace(sig, "CompletionFunc")
+    preds = ask(doc("file:///command.go", after, (src,), (1.0,), grammar="go"),
+                doc("file:///completions.go", other, grammar="go"))
+    assert applied(other, preds, "file:///completions.go") == other.replace(sig, "CompletionFunc")
+
+
+# ---------------------------------------------------------------------------- line rules
+def test_deleted_lines_are_deleted_where_they_still_stand():
+    src = ('func a() {\n\tfmt.Println(filename)\n\tdo()\n\tfmt.Println("err:", err)\n}\n\n'
+           'func b() {\n\tfmt.Println("err:", err)\n\treturn\n}\n')
+    after = src.replace('\tdo()\n\tfmt.Println("err:", err)\n', "\tdo()\n", 1)
+    preds = ask(doc("file:///h.go", after, (src,), (1.0,), grammar="go"))
+    assert applied(after, preds, "file:///h.go") == after.replace('\tfmt.Println("err:", err)\n', "")
+
+
+def test_inserted_lines_go_above_every_line_like_the_one_below_them():
+    flush = "\tfl := f.basicWriter.ResponseWriter.(http.Flusher)\n\tfl.Flush()\n}\n"
+    src = ("package middleware\n\nfunc (f *flushWriter) Flush() {\n" + flush
+           + "\nfunc (f *httpFancyWriter) Flush() {\n" + flush)
+    after = src.replace("(f *flushWriter) Flush() {\n", "(f *flushWriter) Flush() {\n\tf.wroteHeader = true\n")
+    preds = ask(doc("file:///w.go", after, (src,), (1.0,), grammar="go"))
+    assert applied(after, preds, "file:///w.go") == after.replace(
+        "(f *httpFancyWriter) Flush() {\n", "(f *httpFancyWriter) Flush() {\n\tf.wroteHeader = true\n")
+
+
+def test_lines_between_braces_or_too_short_are_not_repeated():
+    src = "if a {\n}\nif b {\n}\nx := 1\ny := 1\n"
+    after = src.replace("if a {\n}\n", "if a {\n\tcleanup(resources)\n}\n").replace("x := 1\n", "")
+    assert line_changes(src, after) == [] or repeated_lines(NextEditQuery(
+        (doc("file:///a.go", after, (src,), (1.0,), grammar="go"),), "file:///a.go", 0)) == []
+
+
+def test_lines_that_could_go_in_at_many_places_are_not_inserted():
+    body = "\tfl := f.basicWriter.ResponseWriter.(http.Flusher)\n\tfl.Flush()\n}\n"
+    src = "package m\n" + "".join(f"\nfunc (f *w{i}) Flush() {{\n" + body for i in range(4))
+    after = src.replace("(f *w0) Flush() {\n", "(f *w0) Flush() {\n\tf.wroteHeader = true\n")
+    assert ask(doc("file:///w.go", after, (src,), (1.0,), grammar="go")) == []
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_histories_that_do_not_chain_give_no_crash_and_no_overlaps():
+    src = "x = compute(1)\ny = compute(1)\nprint('debugging here')\nz = 2\nprint('debugging here')\n"
+    after = src.replace("x = compute(1)", "x = compute(2)").replace("print('debugging here')\n", "", 1)
+    other = doc("file:///b.py", "print('debugging here')\n", ("unrelated\n", ""), (5.0, 9.0))
+    for history, times in (((src, "unrelated = 1\n"), (2.0, 1.0)), ((after, after), (1.0, 1.0)), (("",), (1.0,)),
+                           ((src, src), (3.0, 3.0)), ((src,), ())):
+        preds = ask(doc("file:///a.py", after, history, times), other, cursor=len(after) + 50)
+        for uri, text in (("file:///a.py", after), ("file:///b.py", other.text)):
+            spans = sorted((p.start, p.end) for p in preds if p.uri == uri)
+            assert all(e0 <= s1 for (_, e0), (s1, _) in zip(spans, spans[1:], strict=False))
+            assert all(0 <= s <= e <= len(text) for s, e in spans)
+
+
+def test_binary_and_huge_documents_give_no_line_repeats():
+    binary = "\x00\x01ID\x00garbage line here\x00\n" * 50
+    assert ask(doc("file:///a.py", binary[40:], (binary,), (1.0,))) == []
+    huge_src = "    log.debug('value')\n" * 60_000  # ~1.4 MB: the deleted line stands everywhere
+    huge = huge_src.replace("    log.debug('value')\n", "", 1)
+    assert ask(doc("file:///a.py", huge, (huge_src,), (1.0,))) == []
+
+
+# ---------------------------------------------------------------------------- moved lines
+def test_a_line_written_again_nearby_leaves_its_old_copy_to_delete():
+    src = ("Command.prototype.outputHelp = function() {\n  this.emit('help');\n"
+           "  process.stdout.write(this.helpInformation());\n};\n")
+    after = src.replace("  this.emit('help');\n", "  process.stdout.write(this.helpInformation());\n  this.emit('help');\n")
+    preds = ask(doc("file:///c.js", after, (src,), (1.0,), grammar="javascript"))
+    assert applied(after, preds, "file:///c.js") == src.replace("  process.stdout.write(this.helpInformation());\n", "") \
+        .replace("  this.emit('help');\n", "  process.stdout.write(this.helpInformation());\n  this.emit('help');\n")
+
+
+def test_a_block_moved_to_another_file_is_deleted_from_the_old_one():
+    fn = "pub fn is_executable(md: &fs::Metadata) -> bool {\n    md.permissions().mode() & 0o111 != 0\n}\n"
+    old = "use std::fs;\n\npub fn other() {}\n\n" + fn + "\npub fn last() {}\n"
+    helper0 = "use std::path::Path;\n"
+    helper1 = helper0 + "\n" + fn
+    preds = ask(doc("file:///fshelper.rs", helper1, (helper0,), (1.0,), grammar="rust"),
+                doc("file:///internal.rs", old, grammar="rust"))
+    assert applied(old, preds, "file:///internal.rs") == "use std::fs;\n\npub fn other() {}\n\npub fn last() {}\n"
+
+
+def test_imports_short_lines_and_several_old_copies_are_not_moves():
+    imp = "from datetime import timedelta\n"
+    b = doc("file:///b.py", imp + "x = 1\n")
+    a0 = "import os\n"
+    assert ask(doc("file:///a.py", a0 + imp, (a0,), (1.0,)), b) == []  # an import added: not a move
+    two = "register_handler(items)\nother()\nregister_handler(items)\n"
+    after = "register_handler(items)\n" + two  # pasted once more: which old copy would go?
+    assert not [p for p in ask(doc("file:///c.py", after, (two,), (1.0,))) if p.new_text == ""]
+
+
+# ---------------------------------------------------------------------------- history-read lines
+def test_a_half_typed_line_is_finished_like_the_lines_that_start_the_same_way():
+    src = ("export type BeforeError = {\n\tresponse: Response;\n\toptions: Options;\n};\n\n"
+           "export type BeforeRetry = {\n\trequest: Request;\n\toptions: Options;\n};\n\n"
+           "export function f(request: Request, init: Init) {}\n\n"
+           "export type AfterResponse = {\n\toptions: Options;\n};\n")
+    after = src.replace("export type AfterResponse = {\n", "export type AfterResponse = {\n\trequest:\n")
+    cursor = after.index("\trequest:\n\toptions") + len("\trequest:")
+    preds = ask(doc("file:///h.ts", after, (src,), (1.0,), grammar="typescript"), cursor=cursor)
+    assert [(p.start, p.new_text, p.kind) for p in preds] == [(cursor, " Request;", "complete")]
+
+
+def test_a_renamed_parameter_is_followed_past_comment_lines_that_change_other_words():
+    src = ("def _sorted_window(iterator, k):\n    # two O(k) steps\n    window = []\n"
+           "    if len(window) > k:\n        pass\n")
+    one = src.replace("iterator, k)", "iterator, maxlen)")
+    two = one.replace("O(k)", "O(n)")
+    preds = ask(doc("file:///r.py", two, (one, src), (2.0, 1.0)), cursor=two.index("O(n)"))
+    assert applied(two, preds, "file:///r.py") == two.replace("> k:", "> maxlen:")
+
+
+def test_a_line_duplicated_in_place_is_not_a_move():
+    body = "    register_handler(items, retries=3)\n    return items\n"
+    src = "def f(items):\n" + body + "\n\ndef g(items):\n" + body
+    after = src.replace(body, "    register_handler(items, retries=3)\n" + body, 1)
+    assert ask(doc("file:///d.py", after, (src,), (1.0,))) == []  # no old copy deleted, no copy repeated
