@@ -206,13 +206,18 @@ class FastDecoder:
             batch[i, : lengths[i]] = s.ids
             key_mask[i, : lengths[i]] = True
         want_kv = any(s.opts.cache == "dual" for s in states)
+        windows = [s.query_window(self.shift) for s in states]
+        rows = None  # the exact path (cache "none") keeps the reference's full forward
+        if all(s.opts.cache == "dual" for s in states):  # only the windows' outputs are read
+            W = max(hi - lo for lo, hi in windows)
+            rows = torch.stack([(torch.arange(W, device=self.device) + lo).clamp_(max=n - 1)
+                                for (lo, _), n in zip(windows, lengths, strict=True)])  # [B, W]
         hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
-                                               return_kv=want_kv)  # [B, L, D]
+                                               return_kv=want_kv, rows=rows)  # [B, L or W, D]
         from_hidden: list[tuple[DecodeState, Tensor]] = []
         self.context_cache.stats.computed_tokens += sum(n for n, s in zip(lengths, states, strict=True)
                                                         if s.opts.context_reuse)
-        for i, s in enumerate(states):
-            lo, hi = s.query_window(self.shift)
+        for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True)):
             s.forwards += 1
             s.steps_since_full = 0
             if s.opts.cache == "dual" and kv is not None:
@@ -222,7 +227,8 @@ class FastDecoder:
                 logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
             else:
-                from_hidden.append((s, self._align(s, hidden[i, lo:hi])))
+                window = hidden[i, lo:hi] if rows is None else hidden[i, : hi - lo]
+                from_hidden.append((s, self._align(s, window)))
         self._decide_all(from_hidden)
 
     # ------------------------------------------------------------------ context reuse
@@ -237,13 +243,14 @@ class FastDecoder:
         """A full step that recomputes only the positions after the reused prefix."""
         c, length = reuse.length, int(s.ids.numel())
         pos = torch.arange(c, length, device=self.device)[None]  # [1, L - c]
-        hidden, kv = self.model.forward_hidden(s.ids[None, c:], pos, ctx_kv=reuse.kv, return_kv=True)
-        self.context_cache.stats.computed_tokens += length - c
         lo, hi = s.query_window(self.shift)
+        rows = torch.arange(lo - c, hi - c, device=self.device)[None]  # [1, W]: the window's outputs only
+        hidden, kv = self.model.forward_hidden(s.ids[None, c:], pos, ctx_kv=reuse.kv, return_kv=True, rows=rows)
+        self.context_cache.stats.computed_tokens += length - c
         s.forwards += 1
         s.steps_since_full = 0
         self._keep_context(s, join_kv(reuse.kv, kv), reuses=reuse.reuses + 1)
-        self._decide(s, hidden=self._align(s, hidden[0, lo - c:hi - c]))
+        self._decide(s, hidden=self._align(s, hidden[0]))
 
     def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
         """After a full step: the block's dual cache (every position outside the query window)
