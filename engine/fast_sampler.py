@@ -125,6 +125,14 @@ def full_step_groups(states: list[DecodeState], pad_share: float) -> list[list[D
     return groups
 
 
+def stack_padded(ts: list[Tensor], length: int) -> Tensor:
+    """Context keys or values [1, K, C_i, E] of each state -> [B, K, length, E], zero-padded
+    (a lone unpadded tensor is used as it is: no copy)."""
+    if len(ts) == 1 and ts[0].shape[2] == length:
+        return ts[0]
+    return torch.cat([F.pad(t, (0, 0, 0, length - t.shape[2])) for t in ts])
+
+
 class FastDecoder:
     def __init__(self, model: Transformer, tok: Tokenizer) -> None:
         self.model = model
@@ -255,11 +263,9 @@ class FastDecoder:
     def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
         """After a full step: the block's dual cache (every position outside the query window)
         and, with context reuse, the prefix's keys/values for later requests."""
-        length = int(s.ids.numel())
         lo, hi = s.query_window(self.shift)
-        keep = torch.ones(length, dtype=torch.bool, device=self.device)
-        keep[lo:hi] = False
-        s.ctx_kv = [(k[:, :, keep], v[:, :, keep]) for k, v in kv]
+        s.ctx_kv = [(torch.cat([k[:, :, :lo], k[:, :, hi:]], dim=2), torch.cat([v[:, :, :lo], v[:, :, hi:]], dim=2))
+                    for k, v in kv]  # [1, K, L - (hi - lo), E]: two slices, no boolean gather
         if s.opts.context_reuse:
             self.context_cache.store(s.canvas.prefix_ids, kv, reuses)
 
@@ -277,15 +283,8 @@ class FastDecoder:
             q_pos[i, : hi - lo] = torch.arange(lo, hi, device=self.device)
             q_mask[i, : hi - lo] = True
             c_mask[i, : s.ctx_kv[0][0].shape[2]] = True
-        ctx = []
-        for layer in range(len(states[0].ctx_kv)):
-            ks, vs = [], []
-            for s in states:
-                k, v = s.ctx_kv[layer]
-                pad = C - k.shape[2]
-                ks.append(F.pad(k, (0, 0, 0, pad)) if pad else k)
-                vs.append(F.pad(v, (0, 0, 0, pad)) if pad else v)
-            ctx.append((torch.cat(ks), torch.cat(vs)))  # [B, K, C, E]
+        ctx = [(stack_padded([s.ctx_kv[layer][0] for s in states], C),
+                stack_padded([s.ctx_kv[layer][1] for s in states], C)) for layer in range(len(states[0].ctx_kv))]
         uniform = bool(q_mask.all()) and bool(c_mask.all())
         hidden, _ = self.model.forward_hidden(q_ids, q_pos, key_mask=None if uniform else q_mask,
                                               ctx_kv=ctx, ctx_key_mask=None if uniform else c_mask)
