@@ -163,8 +163,8 @@ class Transformer(nn.Module):
         self.rotary = Rotary(cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta)
 
     @property
-    def output_embedding(self) -> Tensor:
-        return self.lm_head.weight  # [V, D]
+    def output_embedding(self) -> Tensor:  # [V, D]; the embedding when tied (an int8 LM head has no float weight)
+        return self.embed_tokens.weight if self.config.tie_word_embeddings else self.lm_head.weight
 
     def forward_hidden(self, idx: Tensor, pos: Tensor | None = None, key_mask: Tensor | None = None,
                        ctx_kv: list[KV] | None = None, ctx_key_mask: Tensor | None = None,

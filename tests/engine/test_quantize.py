@@ -30,12 +30,16 @@ def _model(**overrides) -> Transformer:
 
 
 def _per_layer_int8(model: Transformer) -> Transformer:
-    """The int8 path before fusion: torch.ao's dynamic int8 on every linear of the blocks."""
+    """Unfused: torch.ao's dynamic int8 on every linear of the blocks (per tensor) and on the
+    LM head (per output row)."""
     out = copy.deepcopy(model)
     names = {n for n, m in out.layers.named_modules() if isinstance(m, nn.Linear)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out.layers = torch.ao.quantization.quantize_dynamic(out.layers, names, dtype=torch.qint8)
+        out.lm_head = torch.ao.quantization.quantize_dynamic(
+            nn.Sequential(out.lm_head), {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig},
+            dtype=torch.qint8)[0]
     return out
 
 
@@ -54,9 +58,11 @@ def test_fused_int8_equals_per_layer_int8(qkv_bias):
     assert torch.equal(h, h_ref)
     for (k, v), (k_ref, v_ref) in zip(kv, kv_ref, strict=True):
         assert torch.equal(k, k_ref) and torch.equal(v, v_ref)
-    # and it is int8: not the float model's numbers
-    with torch.inference_mode():
+        assert torch.equal(fused.lm_head(h), ref.lm_head(h_ref))  # the per-row int8 LM head
+        # and it is int8: not the float model's numbers
         assert not torch.equal(h, model.forward_hidden(ids)[0])
+    assert isinstance(fused.lm_head, Int8Linear)
+    assert fused.output_embedding is fused.embed_tokens.weight  # tied: the float embedding
 
 
 def test_rows_are_the_full_forwards_rows_with_every_key_and_value():
