@@ -5,7 +5,7 @@
 
 The request is the language server's line completion through the engine's product path:
 ``engine.infill(prompt, suffix, max_tokens, InfillOptions(single_line=True))`` (fast sampler,
-balanced preset, the embedded model as ``Engine.load`` loads it) on HumanEval single-line
+balanced preset, the embedded model or ``--model`` as ``Engine.load`` loads it) on HumanEval single-line
 tasks (``--tasks`` evenly spaced over the file).
 
 ``--base`` (a git revision) is exported with ``git archive`` into a temporary directory; the
@@ -45,7 +45,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 # ---------------------------------------------------------------------------- worker
-def worker(tree: str, threads: int, max_tokens: int) -> None:
+def worker(tree: str, threads: int, max_tokens: int, model: str | None) -> None:
     """Answer JSON lines ``{"prefix", "suffix"}`` on stdin with ``{"ms", "text", "forwards"}``."""
     sys.path.insert(0, tree)
     import torch
@@ -57,7 +57,7 @@ def worker(tree: str, threads: int, max_tokens: int) -> None:
 
     if not Path(engine.__file__).resolve().is_relative_to(Path(tree).resolve()):
         raise SystemExit(f"engine imported from {engine.__file__}, not from {tree}")
-    eng = Engine.load(None)
+    eng = Engine.load(model)
     opts = InfillOptions(single_line=True)
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but replies on the pipe
@@ -77,7 +77,7 @@ class Arm:
         env = {**os.environ, "PYTHONPATH": str(tree)}
         self.proc = subprocess.Popen(
             [sys.executable, str(HERE), "--worker", str(tree), "--threads", str(args.threads),
-             "--max-tokens", str(args.max_tokens)],
+             "--max-tokens", str(args.max_tokens)] + (["--model", str(args.model)] if args.model else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=tree)
         self.ms: list[float] = []
         self.forwards: list[int] = []
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> dict:
                                                        for t, p in zip(arm.texts, problems, strict=True)), 4)})
     same = sum(a == b for a, b in zip(arms[0].texts, arms[1].texts, strict=True)) / len(problems)
     ratio = [h / b for b, h in zip(arms[0].ms, arms[1].ms, strict=True)]
-    return {"base": args.base, "base_sha": sha, "tasks": len(problems), "threads": args.threads,
+    return {"base": args.base, "base_sha": sha, "model": args.model or "embedded", "tasks": len(problems), "threads": args.threads,
             "max_tokens": args.max_tokens, "loadavg_1m": round(os.getloadavg()[0], 2), "nproc": os.cpu_count(),
             "arms": rows, "same_text": round(same, 4), "head_over_base_median_ratio": round(statistics.median(ratio), 3)}
 
@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m benchmarks.engine_ab", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default=None, help="model directory for both arms (default: each tree's embedded model)")
     p.add_argument("--base", default="main", help="git revision of the other arm (default: main)")
     p.add_argument("--tasks", type=int, default=200, help="HumanEval single-line tasks (evenly spaced)")
     p.add_argument("--threads", type=int, default=1, help="torch threads per worker (one core each: less noise)")
@@ -171,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.worker:
-        worker(args.worker, args.threads, args.max_tokens)
+        worker(args.worker, args.threads, args.max_tokens, args.model)
         return 0
     result = run(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
