@@ -119,8 +119,8 @@ class Engine:
              threads: int | None = None, quantize: str = "auto") -> Engine:
         """``model``: None (the embedded default), a local directory, or a hub id.
 
-        ``quantize``: ``"int8"`` makes the blocks' linear layers dynamic-int8 (CPU, implies
-        float32); ``"none"`` keeps ``dtype``; ``"auto"`` is int8 on the CPU when ``dtype`` is
+        ``quantize``: ``"int8"`` makes the blocks' linear layers and the LM head dynamic-int8
+        (CPU, implies float32; engine/quantize.py); ``"none"`` keeps ``dtype``; ``"auto"`` is int8 on the CPU when ``dtype`` is
         ``"auto"`` too — measured fastest there for the small models the CPU runs
         (benchmarks/engine_speed) — and none elsewhere.
         """

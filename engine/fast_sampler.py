@@ -125,6 +125,14 @@ def full_step_groups(states: list[DecodeState], pad_share: float) -> list[list[D
     return groups
 
 
+def stack_padded(ts: list[Tensor], length: int) -> Tensor:
+    """Context keys or values [1, K, C_i, E] of each state -> [B, K, length, E], zero-padded
+    (a lone unpadded tensor is used as it is: no copy)."""
+    if len(ts) == 1 and ts[0].shape[2] == length:
+        return ts[0]
+    return torch.cat([F.pad(t, (0, 0, 0, length - t.shape[2])) for t in ts])
+
+
 class FastDecoder:
     def __init__(self, model: Transformer, tok: Tokenizer) -> None:
         self.model = model
@@ -206,13 +214,18 @@ class FastDecoder:
             batch[i, : lengths[i]] = s.ids
             key_mask[i, : lengths[i]] = True
         want_kv = any(s.opts.cache == "dual" for s in states)
+        windows = [s.query_window(self.shift) for s in states]
+        rows = None  # the exact path (cache "none") keeps the reference's full forward
+        if all(s.opts.cache == "dual" for s in states):  # only the windows' outputs are read
+            W = max(hi - lo for lo, hi in windows)
+            rows = torch.stack([(torch.arange(W, device=self.device) + lo).clamp_(max=n - 1)
+                                for (lo, _), n in zip(windows, lengths, strict=True)])  # [B, W]
         hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
-                                               return_kv=want_kv)  # [B, L, D]
+                                               return_kv=want_kv, rows=rows)  # [B, L or W, D]
         from_hidden: list[tuple[DecodeState, Tensor]] = []
         self.context_cache.stats.computed_tokens += sum(n for n, s in zip(lengths, states, strict=True)
                                                         if s.opts.context_reuse)
-        for i, s in enumerate(states):
-            lo, hi = s.query_window(self.shift)
+        for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True)):
             s.forwards += 1
             s.steps_since_full = 0
             if s.opts.cache == "dual" and kv is not None:
@@ -222,7 +235,8 @@ class FastDecoder:
                 logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
             else:
-                from_hidden.append((s, self._align(s, hidden[i, lo:hi])))
+                window = hidden[i, lo:hi] if rows is None else hidden[i, : hi - lo]
+                from_hidden.append((s, self._align(s, window)))
         self._decide_all(from_hidden)
 
     # ------------------------------------------------------------------ context reuse
@@ -237,22 +251,21 @@ class FastDecoder:
         """A full step that recomputes only the positions after the reused prefix."""
         c, length = reuse.length, int(s.ids.numel())
         pos = torch.arange(c, length, device=self.device)[None]  # [1, L - c]
-        hidden, kv = self.model.forward_hidden(s.ids[None, c:], pos, ctx_kv=reuse.kv, return_kv=True)
-        self.context_cache.stats.computed_tokens += length - c
         lo, hi = s.query_window(self.shift)
+        rows = torch.arange(lo - c, hi - c, device=self.device)[None]  # [1, W]: the window's outputs only
+        hidden, kv = self.model.forward_hidden(s.ids[None, c:], pos, ctx_kv=reuse.kv, return_kv=True, rows=rows)
+        self.context_cache.stats.computed_tokens += length - c
         s.forwards += 1
         s.steps_since_full = 0
         self._keep_context(s, join_kv(reuse.kv, kv), reuses=reuse.reuses + 1)
-        self._decide(s, hidden=self._align(s, hidden[0, lo - c:hi - c]))
+        self._decide(s, hidden=self._align(s, hidden[0]))
 
     def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
         """After a full step: the block's dual cache (every position outside the query window)
         and, with context reuse, the prefix's keys/values for later requests."""
-        length = int(s.ids.numel())
         lo, hi = s.query_window(self.shift)
-        keep = torch.ones(length, dtype=torch.bool, device=self.device)
-        keep[lo:hi] = False
-        s.ctx_kv = [(k[:, :, keep], v[:, :, keep]) for k, v in kv]
+        s.ctx_kv = [(torch.cat([k[:, :, :lo], k[:, :, hi:]], dim=2), torch.cat([v[:, :, :lo], v[:, :, hi:]], dim=2))
+                    for k, v in kv]  # [1, K, L - (hi - lo), E]: two slices, no boolean gather
         if s.opts.context_reuse:
             self.context_cache.store(s.canvas.prefix_ids, kv, reuses)
 
@@ -270,15 +283,8 @@ class FastDecoder:
             q_pos[i, : hi - lo] = torch.arange(lo, hi, device=self.device)
             q_mask[i, : hi - lo] = True
             c_mask[i, : s.ctx_kv[0][0].shape[2]] = True
-        ctx = []
-        for layer in range(len(states[0].ctx_kv)):
-            ks, vs = [], []
-            for s in states:
-                k, v = s.ctx_kv[layer]
-                pad = C - k.shape[2]
-                ks.append(F.pad(k, (0, 0, 0, pad)) if pad else k)
-                vs.append(F.pad(v, (0, 0, 0, pad)) if pad else v)
-            ctx.append((torch.cat(ks), torch.cat(vs)))  # [B, K, C, E]
+        ctx = [(stack_padded([s.ctx_kv[layer][0] for s in states], C),
+                stack_padded([s.ctx_kv[layer][1] for s in states], C)) for layer in range(len(states[0].ctx_kv))]
         uniform = bool(q_mask.all()) and bool(c_mask.all())
         hidden, _ = self.model.forward_hidden(q_ids, q_pos, key_mask=None if uniform else q_mask,
                                               ctx_kv=ctx, ctx_key_mask=None if uniform else c_mask)

@@ -8,7 +8,11 @@ here: the samplers decide what to recompute; the model only offers
 * ``forward(idx, pos)`` -> logits for every position, and
 * ``forward_hidden(idx, pos, ctx_kv=...)`` -> final-normed hidden states of ``idx`` attending to
   its own positions plus a precomputed context (the prefix/suffix "dual cache" of Fast-dLLM),
-  optionally returning the keys/values it computed so a caller can cache them.
+  optionally returning the keys/values it computed so a caller can cache them, and optionally
+  only at some ``rows`` (the last layer then computes queries, attention and MLP for those rows
+  alone; every layer's keys/values are still computed for every position).
+
+The rotary tables are gathered once per forward (``Rope``), not once per layer and projection.
 
 Shapes: B batch, T query positions, S key positions, D hidden, H heads, K kv heads,
 E head dim, V vocabulary.
@@ -23,6 +27,7 @@ from torch import Tensor, nn
 from engine.config import ModelConfig
 
 KV = tuple[Tensor, Tensor]  # keys, values: [B, K, S, E] each
+Rope = tuple[Tensor, Tensor]  # cos, sin at the query positions: [B, 1, T, E] each
 
 
 class RMSNorm(nn.Module):
@@ -32,9 +37,8 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: Tensor) -> Tensor:
-        x32 = x.float()
-        x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
-        return self.weight * x32.to(x.dtype)
+        # One fused op (in float32, as the reference x * rsqrt(mean(x^2) + eps)), not five.
+        return self.weight * F.rms_norm(x.float(), x.shape[-1:], eps=self.eps).to(x.dtype)
 
 
 class Rotary(nn.Module):
@@ -49,13 +53,22 @@ class Rotary(nn.Module):
         self.register_buffer("cos", emb.cos().float(), persistent=False)
         self.register_buffer("sin", emb.sin().float(), persistent=False)
 
-    def forward(self, x: Tensor, pos: Tensor) -> Tensor:
-        # x: [B, H, T, E]; pos: [B, T]
-        cos = self.cos[pos].unsqueeze(1).to(x.dtype)  # [B, 1, T, E]
-        sin = self.sin[pos].unsqueeze(1).to(x.dtype)  # [B, 1, T, E]
-        half = x.shape[-1] // 2
-        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)  # [B, H, T, E]
-        return x * cos + rotated * sin
+    def forward(self, pos: Tensor, dtype: torch.dtype) -> Rope:
+        # pos: [B, T] -> cos, sin [B, 1, T, E]
+        return self.cos[pos].unsqueeze(1).to(dtype), self.sin[pos].unsqueeze(1).to(dtype)
+
+
+def apply_rotary(x: Tensor, rope: Rope) -> Tensor:
+    # x: [B, H, T, E]
+    cos, sin = rope
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)  # [B, H, T, E]
+    return x * cos + rotated * sin
+
+
+def take_rows(x: Tensor, rows: Tensor) -> Tensor:
+    """x [B, T, D] at rows [B, W] -> [B, W, D]."""
+    return x.gather(1, rows[..., None].expand(-1, -1, x.shape[-1]))
 
 
 class Attention(nn.Module):
@@ -67,21 +80,35 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(d, self.n_kv * self.head_dim, bias=cfg.qkv_bias)
         self.v_proj = nn.Linear(d, self.n_kv * self.head_dim, bias=cfg.qkv_bias)
         self.o_proj = nn.Linear(self.n_head * self.head_dim, d, bias=False)
+        # q|k|v as one GEMM, when an inference transform fused them (engine/quantize.py)
+        self.qkv_proj: nn.Module | None = None
 
-    def forward(self, x: Tensor, pos: Tensor, rotary: Rotary, mask: Tensor | None,
-                ctx: KV | None) -> tuple[Tensor, KV]:
+    def project(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """x [B, T, D] -> q [B, T, H*E], k and v [B, T, K*E]."""
+        if self.qkv_proj is None:
+            return self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q, k, v = self.qkv_proj(x).split([self.n_head * self.head_dim] + [self.n_kv * self.head_dim] * 2, dim=-1)
+        return q, k, v
+
+    def forward(self, x: Tensor, rope: Rope, mask: Tensor | None, ctx: KV | None,
+                rows: Tensor | None = None, rows_rope: Rope | None = None) -> tuple[Tensor, KV]:
+        """Queries at every position of ``x`` [B, T, D], or only at ``rows`` [B, W] (their rotary
+        tables ``rows_rope``); keys and values always at every position."""
         b, t, _ = x.shape
-        q = self.q_proj(x).view(b, t, self.n_head, self.head_dim).transpose(1, 2)  # [B, H, T, E]
-        k = self.k_proj(x).view(b, t, self.n_kv, self.head_dim).transpose(1, 2)  # [B, K, T, E]
-        v = self.v_proj(x).view(b, t, self.n_kv, self.head_dim).transpose(1, 2)  # [B, K, T, E]
-        q, k = rotary(q, pos), rotary(k, pos)
+        q, k, v = self.project(x)
+        q_rope = rope
+        if rows is not None:
+            q, q_rope = take_rows(q, rows), rows_rope  # [B, W, H*E]
+        q = apply_rotary(q.view(b, -1, self.n_head, self.head_dim).transpose(1, 2), q_rope)  # [B, H, T, E]
+        k = apply_rotary(k.view(b, t, self.n_kv, self.head_dim).transpose(1, 2), rope)  # [B, K, T, E]
+        v = v.view(b, t, self.n_kv, self.head_dim).transpose(1, 2)  # [B, K, T, E]
         own = (k, v)
         if ctx is not None:
             k = torch.cat([ctx[0], k], dim=2)  # [B, K, S, E]
             v = torch.cat([ctx[1], v], dim=2)  # [B, K, S, E]
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
                                            enable_gqa=self.n_head != self.n_kv)  # [B, H, T, E]
-        y = y.transpose(1, 2).reshape(b, t, self.n_head * self.head_dim)  # [B, T, H*E]
+        y = y.transpose(1, 2).reshape(b, -1, self.n_head * self.head_dim)  # [B, T, H*E]
         return self.o_proj(y), own
 
 
@@ -91,9 +118,15 @@ class SwiGLU(nn.Module):
         self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        # gate|up as one GEMM, when an inference transform fused them (engine/quantize.py)
+        self.gate_up_proj: nn.Module | None = None
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        if self.gate_up_proj is None:
+            gate, up = self.gate_proj(x), self.up_proj(x)
+        else:
+            gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        return self.down_proj(F.silu(gate) * up)
 
 
 class Block(nn.Module):
@@ -104,9 +137,11 @@ class Block(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = SwiGLU(cfg)
 
-    def forward(self, x: Tensor, pos: Tensor, rotary: Rotary, mask: Tensor | None,
-                ctx: KV | None) -> tuple[Tensor, KV]:
-        a, kv = self.self_attn(self.input_layernorm(x), pos, rotary, mask, ctx)
+    def forward(self, x: Tensor, rope: Rope, mask: Tensor | None, ctx: KV | None,
+                rows: Tensor | None = None, rows_rope: Rope | None = None) -> tuple[Tensor, KV]:
+        a, kv = self.self_attn(self.input_layernorm(x), rope, mask, ctx, rows, rows_rope)
+        if rows is not None:
+            x = take_rows(x, rows)  # [B, W, D]
         x = x + a  # [B, T, D]
         x = x + self.mlp(self.post_attention_layernorm(x))  # [B, T, D]
         return x, kv
@@ -128,30 +163,37 @@ class Transformer(nn.Module):
         self.rotary = Rotary(cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta)
 
     @property
-    def output_embedding(self) -> Tensor:
-        return self.lm_head.weight  # [V, D]
+    def output_embedding(self) -> Tensor:  # [V, D]; the embedding when tied (an int8 LM head has no float weight)
+        return self.embed_tokens.weight if self.config.tie_word_embeddings else self.lm_head.weight
 
     def forward_hidden(self, idx: Tensor, pos: Tensor | None = None, key_mask: Tensor | None = None,
                        ctx_kv: list[KV] | None = None, ctx_key_mask: Tensor | None = None,
-                       return_kv: bool = False) -> tuple[Tensor, list[KV] | None]:
-        """Final-normed hidden states of ``idx``.
+                       return_kv: bool = False, rows: Tensor | None = None) -> tuple[Tensor, list[KV] | None]:
+        """Final-normed hidden states of ``idx`` ([B, T, D], or [B, W, D] at ``rows``).
 
         idx: [B, T] token ids; pos: [B, T] positions (default 0..T-1);
         key_mask: [B, T] bool, False hides a (padding) position from every query;
         ctx_kv: per layer, keys/values of context positions computed earlier, [B, K, C, E];
-        ctx_key_mask: [B, C] bool mask over those context positions.
+        ctx_key_mask: [B, C] bool mask over those context positions;
+        rows: [B, W] indices into T: only these rows' hidden states are wanted. The last layer
+        then runs its queries, attention output and MLP on them alone (a full step of the fast
+        sampler needs every position's keys/values but only its block's outputs).
         """
         b, t = idx.shape
         if pos is None:
             pos = torch.arange(t, device=idx.device).expand(b, t)  # [B, T]
         mask = self._attention_mask(b, t, key_mask, ctx_kv, ctx_key_mask, idx.device)
         x = self.embed_tokens(idx)  # [B, T, D]
+        rope = self.rotary(pos, x.dtype)  # once for every layer
+        rows_rope = None if rows is None else self.rotary(pos.gather(1, rows), x.dtype)
+        last = len(self.layers) - 1
         new_kv: list[KV] = []
         for i, layer in enumerate(self.layers):
-            x, kv = layer(x, pos, self.rotary, mask, None if ctx_kv is None else ctx_kv[i])
+            x, kv = layer(x, rope, mask, None if ctx_kv is None else ctx_kv[i],
+                          *((rows, rows_rope) if i == last else (None, None)))
             if return_kv:
                 new_kv.append(kv)
-        return self.norm(x), (new_kv if return_kv else None)  # [B, T, D]
+        return self.norm(x), (new_kv if return_kv else None)  # [B, T or W, D]
 
     def forward(self, idx: Tensor, pos: Tensor | None = None, key_mask: Tensor | None = None) -> Tensor:
         h, _ = self.forward_hidden(idx, pos, key_mask)  # [B, T, D]

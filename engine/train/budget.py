@@ -54,8 +54,9 @@ def forward_hidden(model: Transformer, idx: Tensor, causal: bool) -> Tensor:
     mask = torch.ones(L, L, dtype=torch.bool, device=idx.device).tril()
     pos = torch.arange(L, device=idx.device).expand_as(idx)
     x = model.embed_tokens(idx)
+    rope = model.rotary(pos, x.dtype)
     for layer in model.layers:
-        x, _ = layer(x, pos, model.rotary, mask, None)
+        x, _ = layer(x, rope, mask, None)
     return model.norm(x)
 
 

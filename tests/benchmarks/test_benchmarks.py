@@ -45,6 +45,21 @@ def test_engine_speed_runs_every_row(tiny, tmp_path, capsys):
     assert out.with_suffix(".png").stat().st_size > 0
 
 
+def test_engine_ab_runs_two_revisions_interleaved(tiny, tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import engine_ab
+
+    out = tmp_path / "ab.json"
+    assert engine_ab.main(["--model", str(tiny), "--base", "HEAD", "--tasks", "2", "--max-tokens", "4",
+                           "--workers", "1", "--out", str(out)]) == 0
+    head = _last_json(capsys.readouterr().out)
+    data = json.loads(out.read_text())
+    assert [a["requests"] for a in data["arms"]] == [2, 2]
+    assert 0.0 <= head["same_text"] <= 1.0 and head["ratio"] > 0
+    assert all(a["mean_forwards"] >= 1 for a in data["arms"])
+
+
 def test_heldout_benchmark_runs(tiny, tmp_path, capsys):
     from benchmarks import heldout
 

@@ -13,6 +13,7 @@ from engine import Engine
 from engine.canvas import build_canvas
 from engine.context_cache import CachePolicy, ContextCache, common_prefix
 from engine.fast_sampler import FastDecoder
+from engine.model import apply_rotary
 from engine.options import WHOLE_SPAN, InfillOptions
 from engine.testing import make_tiny_checkpoint
 
@@ -42,7 +43,7 @@ def layer0_keys(model, ids: list[int]) -> torch.Tensor:
     block, att = model.layers[0], model.layers[0].self_attn
     x = block.input_layernorm(model.embed_tokens(torch.tensor([ids])))
     k = att.k_proj(x).view(1, len(ids), att.n_kv, att.head_dim).transpose(1, 2)
-    return model.rotary(k, torch.arange(len(ids))[None])  # [1, K, P, E]
+    return apply_rotary(k, model.rotary(torch.arange(len(ids))[None], k.dtype))  # [1, K, P, E]
 
 
 # ---------------------------------------------------------------------------- the policy

@@ -14,6 +14,7 @@ from engine import CancelledError, CancelToken, Engine, InfillRequest, InvalidRe
 from engine.canvas import build_canvas
 from engine.fast_sampler import FastDecoder
 from engine.options import PRESETS, InfillOptions, exact_options
+from engine.quantize import Int8Linear
 from engine.sampler import reference_infill
 from engine.testing import make_tiny_checkpoint
 
@@ -225,11 +226,11 @@ def test_int8_quantized_engine_keeps_fast_equal_to_reference(tmp_path):
 def test_engine_load_defaults_to_int8_on_cpu(tmp_path):
     path = make_tiny_checkpoint(tmp_path / "tiny", seed=6)
     eng = Engine.load(path)
-    quantized = [m for m in eng.model.modules() if "quantized" in type(m).__module__]
+    quantized = [m for m in eng.model.modules() if isinstance(m, Int8Linear)]
     assert quantized, "quantize='auto' with dtype='auto' on the CPU should give int8 linear layers"
     assert eng.infill("x = ", "", 4, options=InfillOptions(sampler="fast")).steps >= 1
     plain = Engine.load(path, dtype="float32")
-    assert not [m for m in plain.model.modules() if "quantized" in type(m).__module__]
+    assert not [m for m in plain.model.modules() if isinstance(m, Int8Linear)]
 
 
 def test_fixed_length_fill_decodes_exactly_max_tokens(engine):
