@@ -83,7 +83,6 @@ def forward_curve(engine: Engine, rows: list[list[int]], batches: list[int], rep
 
 @torch.inference_mode()
 def decode_curve(engine: Engine, pairs: list[tuple[str, str]], batches: list[int], repeats: int) -> list[dict]:
-    dec = FastDecoder(engine.model, engine.tokenizer)
     opts = InfillOptions()
     canvases = [build_canvas(engine.tokenizer, p, s, MAX_TOKENS, engine.context_tokens) for p, s in pairs]
     alone: list[list[int]] = []
@@ -93,6 +92,7 @@ def decode_curve(engine: Engine, pairs: list[tuple[str, str]], batches: list[int
 
         def run(b: int = b, results: list = results) -> None:
             results.clear()
+            dec = FastDecoder(engine.model, engine.tokenizer)  # fresh: no context cached by earlier runs
             for i in range(0, len(canvases), b):
                 results.extend(dec.run([dec.start(c, opts) for c in canvases[i:i + b]]))
 

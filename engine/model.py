@@ -23,6 +23,8 @@ from torch import Tensor, nn
 from engine.config import ModelConfig
 
 KV = tuple[Tensor, Tensor]  # keys, values: [B, K, S, E] each
+# Per row: its own real (unpadded) positions, and its real context positions (None: all).
+RowLengths = tuple[list[int], list[int] | None]
 
 
 class RMSNorm(nn.Module):
@@ -69,20 +71,39 @@ class Attention(nn.Module):
         self.o_proj = nn.Linear(self.n_head * self.head_dim, d, bias=False)
 
     def forward(self, x: Tensor, pos: Tensor, rotary: Rotary, mask: Tensor | None,
-                ctx: KV | None) -> tuple[Tensor, KV]:
+                ctx: KV | None, lengths: RowLengths | None = None) -> tuple[Tensor, KV]:
         b, t, _ = x.shape
         q = self.q_proj(x).view(b, t, self.n_head, self.head_dim).transpose(1, 2)  # [B, H, T, E]
         k = self.k_proj(x).view(b, t, self.n_kv, self.head_dim).transpose(1, 2)  # [B, K, T, E]
         v = self.v_proj(x).view(b, t, self.n_kv, self.head_dim).transpose(1, 2)  # [B, K, T, E]
         q, k = rotary(q, pos), rotary(k, pos)
         own = (k, v)
-        if ctx is not None:
-            k = torch.cat([ctx[0], k], dim=2)  # [B, K, S, E]
-            v = torch.cat([ctx[1], v], dim=2)  # [B, K, S, E]
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                           enable_gqa=self.n_head != self.n_kv)  # [B, H, T, E]
+        if lengths is not None:
+            y = self._ragged(q, own, ctx, lengths)  # [B, H, T, E]
+        else:
+            if ctx is not None:
+                k = torch.cat([ctx[0], k], dim=2)  # [B, K, S, E]
+                v = torch.cat([ctx[1], v], dim=2)  # [B, K, S, E]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                               enable_gqa=self.n_head != self.n_kv)  # [B, H, T, E]
         y = y.transpose(1, 2).reshape(b, t, self.n_head * self.head_dim)  # [B, T, H*E]
         return self.o_proj(y), own
+
+    def _ragged(self, q: Tensor, own: KV, ctx: KV | None, lengths: RowLengths) -> Tensor:
+        """Attention of each row on its own unpadded keys: a row's result never depends on how
+        far its neighbours pad it (padded query positions come out as zeros)."""
+        t_len, c_len = lengths
+        y = torch.zeros_like(q)  # [B, H, T, E]
+        for i, t in enumerate(t_len):
+            k, v = own[0][i:i + 1, :, :t], own[1][i:i + 1, :, :t]  # [1, K, t, E]
+            if ctx is not None:
+                c = c_len[i] if c_len is not None else ctx[0].shape[2]
+                k = torch.cat([ctx[0][i:i + 1, :, :c], k], dim=2)  # [1, K, c + t, E]
+                v = torch.cat([ctx[1][i:i + 1, :, :c], v], dim=2)  # [1, K, c + t, E]
+            # contiguous whatever the padding: the kernel's path (and rounding) follows the strides
+            y[i:i + 1, :, :t] = F.scaled_dot_product_attention(
+                q[i:i + 1, :, :t].contiguous(), k.contiguous(), v.contiguous(), enable_gqa=self.n_head != self.n_kv)
+        return y
 
 
 class SwiGLU(nn.Module):
@@ -105,8 +126,8 @@ class Block(nn.Module):
         self.mlp = SwiGLU(cfg)
 
     def forward(self, x: Tensor, pos: Tensor, rotary: Rotary, mask: Tensor | None,
-                ctx: KV | None) -> tuple[Tensor, KV]:
-        a, kv = self.self_attn(self.input_layernorm(x), pos, rotary, mask, ctx)
+                ctx: KV | None, lengths: RowLengths | None = None) -> tuple[Tensor, KV]:
+        a, kv = self.self_attn(self.input_layernorm(x), pos, rotary, mask, ctx, lengths)
         x = x + a  # [B, T, D]
         x = x + self.mlp(self.post_attention_layernorm(x))  # [B, T, D]
         return x, kv
@@ -133,22 +154,28 @@ class Transformer(nn.Module):
 
     def forward_hidden(self, idx: Tensor, pos: Tensor | None = None, key_mask: Tensor | None = None,
                        ctx_kv: list[KV] | None = None, ctx_key_mask: Tensor | None = None,
-                       return_kv: bool = False) -> tuple[Tensor, list[KV] | None]:
+                       return_kv: bool = False, lengths: RowLengths | None = None,
+                       ) -> tuple[Tensor, list[KV] | None]:
         """Final-normed hidden states of ``idx``.
 
         idx: [B, T] token ids; pos: [B, T] positions (default 0..T-1);
         key_mask: [B, T] bool, False hides a (padding) position from every query;
         ctx_kv: per layer, keys/values of context positions computed earlier, [B, K, C, E];
-        ctx_key_mask: [B, C] bool mask over those context positions.
+        ctx_key_mask: [B, C] bool mask over those context positions;
+        lengths: instead of the masks, each row's real positions and real context positions
+        (padding trails both): attention then runs row by row on unpadded keys, so each row's
+        result is the one it gets alone, whatever its neighbours (batch invariance).
         """
         b, t = idx.shape
         if pos is None:
             pos = torch.arange(t, device=idx.device).expand(b, t)  # [B, T]
+        if lengths is not None and (key_mask is not None or ctx_key_mask is not None):
+            raise ValueError("pass either lengths or key masks, not both")
         mask = self._attention_mask(b, t, key_mask, ctx_kv, ctx_key_mask, idx.device)
         x = self.embed_tokens(idx)  # [B, T, D]
         new_kv: list[KV] = []
         for i, layer in enumerate(self.layers):
-            x, kv = layer(x, pos, self.rotary, mask, None if ctx_kv is None else ctx_kv[i])
+            x, kv = layer(x, pos, self.rotary, mask, None if ctx_kv is None else ctx_kv[i], lengths)
             if return_kv:
                 new_kv.append(kv)
         return self.norm(x), (new_kv if return_kv else None)  # [B, T, D]
