@@ -46,7 +46,7 @@ from engine.context_cache import ContextCache, Reuse, join_kv
 from engine.decode import SpanState, commit_count, commit_step, make_generator, predict_rows, read_span
 from engine.errors import CancelledError
 from engine.model import KV, Transformer
-from engine.options import WHOLE_SPAN, InfillOptions
+from engine.options import PRIVATE_SCOPE, WHOLE_SPAN, InfillOptions
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken, InfillResult, StepEvent
 
@@ -75,7 +75,8 @@ class FastDecoder:
                            spans=SpanState.new(first.layout(self.tok.mask_id), self.device),
                            generator=make_generator(opts.seed, self.device), cancel=cancel,
                            callback=callback,
-                           own_context=ContextCache(replace(self.context_cache.policy, max_entries=1)))
+                           own_context=ContextCache(replace(self.context_cache.policy, max_entries=1),
+                                                    stats=self.context_cache.stats))
 
     @torch.inference_mode()
     def run(self, states: list[DecodeState]) -> list[InfillResult]:
@@ -163,8 +164,11 @@ class FastDecoder:
         if s.opts.cache != "dual" or not s.opts.context_reuse:
             return None
         lo, _ = s.query_window(self.shift)
-        cache = s.own_context if s.own_context is not None and s.own_context.entries else self.context_cache
-        return cache.lookup(s.canvas.prefix_ids, min(lo, len(s.canvas.prefix_ids)))
+        own = s.own_context is not None and bool(s.own_context.entries)
+        if not own and s.opts.context_scope == PRIVATE_SCOPE:
+            return None
+        cache = s.own_context if own else self.context_cache
+        return cache.lookup(s.canvas.prefix_ids, min(lo, len(s.canvas.prefix_ids)), s.opts.context_scope)
 
     def _reuse_step(self, s: DecodeState, reuse: Reuse) -> None:
         """A full step that recomputes only the positions after the reused prefix."""
@@ -188,9 +192,10 @@ class FastDecoder:
         keep[lo:hi] = False
         s.ctx_kv = [(k[:, :, keep], v[:, :, keep]) for k, v in kv]
         if s.opts.context_reuse:
-            self.context_cache.store(s.canvas.prefix_ids, kv, reuses)
+            if s.opts.context_scope != PRIVATE_SCOPE:
+                self.context_cache.store(s.canvas.prefix_ids, kv, reuses, s.opts.context_scope)
             if s.own_context is not None:
-                s.own_context.store(s.canvas.prefix_ids, kv, reuses)
+                s.own_context.store(s.canvas.prefix_ids, kv, reuses, s.opts.context_scope)
 
     def _cached_step(self, states: list[DecodeState]) -> None:
         windows = [s.query_window(self.shift) for s in states]

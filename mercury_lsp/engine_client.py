@@ -82,7 +82,8 @@ class EngineSession:
 
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
         fields = {"preset": spec.preset, "temperature": spec.temperature, "seed": spec.seed,
-                  "single_line": spec.single_line, "context_reuse": spec.context_reuse}
+                  "single_line": spec.single_line, "context_reuse": spec.context_reuse,
+                  "context_scope": spec.context_scope}
         if spec.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
             fields["sampler"] = spec.sampler
         options = InfillOptions(**fields)

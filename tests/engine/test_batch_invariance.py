@@ -10,7 +10,7 @@ import torch
 from engine import Engine
 from engine.canvas import build_canvas
 from engine.fast_sampler import FastDecoder
-from engine.options import InfillOptions
+from engine.options import PRIVATE_SCOPE, InfillOptions
 from engine.quantize import RowInt8Linear
 from engine.testing import make_tiny_checkpoint
 
@@ -97,3 +97,22 @@ def test_int8_rows_are_quantized_independently(engine):
 def lin_weight(lin: RowInt8Linear) -> torch.Tensor:
     w, _ = torch.ops.quantized.linear_unpack(lin._packed)
     return w.dequantize()
+
+
+def test_context_is_reused_within_a_scope_only(engine):
+    """A context computed for one scope's request is never reused by another scope's request
+    (its keys/values attended to that request's text); the same scope reuses it."""
+    prefix, suffix = PROMPTS[1]
+    canvas = build_canvas(engine.tokenizer, prefix, suffix, MAX_TOKENS, engine.context_tokens)
+    edited = build_canvas(engine.tokenizer, prefix + "al", suffix, MAX_TOKENS, engine.context_tokens)
+    alone = _decode(engine, [edited], InfillOptions(context_scope="b"))[0]
+    dec = FastDecoder(engine.model, engine.tokenizer)
+    dec.run([dec.start(canvas, InfillOptions(context_scope="a"))])
+    hits = dec.context_cache.stats.hits
+    other = dec.run([dec.start(edited, InfillOptions(context_scope="b"))])[0]
+    assert (other.token_ids, other.confidences) == alone
+    dec.run([dec.start(canvas, InfillOptions(context_scope="a"))])
+    assert dec.context_cache.stats.hits > hits + 1  # scope "a" reused its own earlier context
+    private = FastDecoder(engine.model, engine.tokenizer)
+    private.run([private.start(canvas, InfillOptions(context_scope=PRIVATE_SCOPE))])
+    assert not private.context_cache.entries  # a private request keeps nothing for others
