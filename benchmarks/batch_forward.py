@@ -13,8 +13,9 @@ Two tables, per quantization mode (``int8``: the CPU default; ``none``: float32)
   the ceiling ``B x t(1) / t(B)`` — how many times more requests per second batching that
   forward can serve.
 * **decode** — ``--requests`` real requests decoded B at a time through the fast sampler (the
-  scheduler's path), per request: milliseconds, forwards, and how many results differ from
-  decoding the same request alone (batch invariance).
+  scheduler's path; each request in its own context scope, as an HTTP request without a
+  ``user``), per request: milliseconds, forwards, and how many results differ from decoding the
+  same request alone (batch invariance: 0 expected).
 
 Times are the process's CPU time (``time.process_time``), with ``--threads`` torch threads
 (default 1): on a shared machine, wall time measures the neighbours. Medians over
@@ -37,7 +38,7 @@ from benchmarks import humaneval
 from engine import Engine
 from engine.canvas import build_canvas
 from engine.fast_sampler import FastDecoder
-from engine.options import InfillOptions
+from engine.options import PRIVATE_SCOPE, InfillOptions
 
 RESULTS = Path(__file__).parent / "results" / "batch_forward.json"
 BLOCK = 16  # the balanced preset's block: the query width of a block step
@@ -83,8 +84,7 @@ def forward_curve(engine: Engine, rows: list[list[int]], batches: list[int], rep
 
 @torch.inference_mode()
 def decode_curve(engine: Engine, pairs: list[tuple[str, str]], batches: list[int], repeats: int) -> list[dict]:
-    dec = FastDecoder(engine.model, engine.tokenizer)
-    opts = InfillOptions()
+    opts = InfillOptions(context_scope=PRIVATE_SCOPE)  # as an HTTP request: no context from other requests
     canvases = [build_canvas(engine.tokenizer, p, s, MAX_TOKENS, engine.context_tokens) for p, s in pairs]
     alone: list[list[int]] = []
     out = []
@@ -93,6 +93,7 @@ def decode_curve(engine: Engine, pairs: list[tuple[str, str]], batches: list[int
 
         def run(b: int = b, results: list = results) -> None:
             results.clear()
+            dec = FastDecoder(engine.model, engine.tokenizer)  # fresh: no context cached by earlier runs
             for i in range(0, len(canvases), b):
                 results.extend(dec.run([dec.start(c, opts) for c in canvases[i:i + b]]))
 

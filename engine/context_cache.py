@@ -65,6 +65,7 @@ class Entry:
     ids: list[int]  # the prefix's token ids, position 0 first
     kv: list[KV]  # per layer, keys/values of those positions: [1, K, len(ids), E]
     reuses: int  # full steps served from this context since it was last computed exactly
+    scope: str | None = None  # only requests of the same scope reuse it (engine.options.InfillOptions)
 
 
 @dataclass(frozen=True)
@@ -102,19 +103,21 @@ class ContextCache:
     entries: list[Entry] = field(default_factory=list)  # most recently used last
     stats: CacheStats = field(default_factory=CacheStats)
 
-    def _best(self, ids: list[int]) -> tuple[int, int]:
-        """(index of the entry sharing the longest leading run with ``ids``, that length)."""
+    def _best(self, ids: list[int], scope: str | None) -> tuple[int, int]:
+        """(index of the ``scope`` entry sharing the longest leading run with ``ids``, that length)."""
         best, length = -1, 0
         for i, e in enumerate(self.entries):
+            if e.scope != scope:
+                continue
             n = common_prefix(e.ids, ids)
             if n > length:
                 best, length = i, n
         return best, length
 
-    def lookup(self, prefix_ids: list[int], limit: int) -> Reuse | None:
-        """Cached keys/values for the leading positions of ``prefix_ids`` (at most ``limit``),
-        or None when nothing useful is cached or the policy asks for a refresh."""
-        i, n = self._best(prefix_ids)
+    def lookup(self, prefix_ids: list[int], limit: int, scope: str | None = None) -> Reuse | None:
+        """Cached keys/values of ``scope`` for the leading positions of ``prefix_ids`` (at most
+        ``limit``), or None when nothing useful is cached or the policy asks for a refresh."""
+        i, n = self._best(prefix_ids, scope)
         n = min(n, limit) - self.policy.margin
         if i < 0 or n < self.policy.min_reuse:
             self.stats.misses += 1
@@ -128,7 +131,7 @@ class ContextCache:
         self.stats.reused_tokens += n
         return Reuse(n, [(k[:, :, :n], v[:, :, :n]) for k, v in e.kv], e.reuses)
 
-    def store(self, prefix_ids: list[int], kv: list[KV], reuses: int) -> None:
+    def store(self, prefix_ids: list[int], kv: list[KV], reuses: int, scope: str | None = None) -> None:
         """Keep ``kv`` (per layer [1, K, >= len(prefix_ids), E]; the first positions are the
         prefix's) as the context of ``prefix_ids``, replacing the entry of the same document
         (the one sharing at least ``min_reuse`` leading tokens)."""
@@ -136,10 +139,10 @@ class ContextCache:
         if p < self.policy.min_reuse or self.policy.max_entries <= 0:
             return
         kept = [(k[:, :, :p].contiguous(), v[:, :, :p].contiguous()) for k, v in kv]
-        i, n = self._best(prefix_ids)
+        i, n = self._best(prefix_ids, scope)
         if i >= 0 and n >= self.policy.min_reuse:
             self.entries.pop(i)
-        self.entries.append(Entry(list(prefix_ids), kept, reuses))
+        self.entries.append(Entry(list(prefix_ids), kept, reuses, scope))
         del self.entries[: max(0, len(self.entries) - self.policy.max_entries)]
 
     def clear(self) -> None:

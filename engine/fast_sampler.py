@@ -34,95 +34,21 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from engine.batching import BATCH_INVARIANT, FULL_STEP_PAD_SHARE, DecodeState, full_step_groups, slot_rows
 from engine.canvas import Canvas
 from engine.context_cache import ContextCache, Reuse, join_kv
 from engine.decode import SpanState, commit_count, commit_step, make_generator, predict_rows, read_span
 from engine.errors import CancelledError
 from engine.model import KV, Transformer
-from engine.options import WHOLE_SPAN, InfillOptions, Schedule
+from engine.options import PRIVATE_SCOPE, WHOLE_SPAN, InfillOptions
 from engine.tokenizer import Tokenizer
 from engine.types import CancelToken, InfillResult, StepEvent
-
-# Padded positions a full step's forward may carry, as a share of its real positions, before
-# the canvases are split into separate forwards. CPU: a forward over a ~200-token canvas is
-# compute-bound (benchmarks/batch_forward: 8 padded HumanEval canvases cost ~1.3x their
-# unpadded sum), so canvases of similar length share one forward and the rest run apart.
-# Elsewhere (CUDA) a forward of this size is launch-bound: one padded forward for all.
-FULL_STEP_PAD_SHARE = {"cpu": 0.15}
-
-
-@dataclass
-class DecodeState:
-    """One request in flight: a one-span ``SpanState`` plus the block, cache and counters."""
-    canvas: Canvas
-    opts: InfillOptions
-    schedule: Schedule
-    max_span: int
-    spans: SpanState
-    generator: torch.Generator
-    cancel: CancelToken | None = None
-    callback: Callable[[StepEvent], None] | None = None
-    block_start: int = 0
-    ctx_kv: list[KV] | None = None  # per layer, context keys/values for the current block
-    steps_since_full: int = 0
-    steps: int = 0
-    forwards: int = 0
-    block_steps: int = 0
-    done: bool = False
-    error: Exception | None = None  # set (and done) when cancelled or past its deadline
-    t0: float = field(default_factory=time.perf_counter)
-
-    @property
-    def ids(self) -> Tensor:  # [L] current canvas
-        return self.spans.ids
-
-    @property
-    def start(self) -> int:
-        return self.spans.starts[0]
-
-    @property
-    def span_len(self) -> int:
-        return self.spans.lengths[0]
-
-    @property
-    def decided(self) -> Tensor:  # [span_len] bool
-        return self.spans.decided
-
-    @property
-    def block_end(self) -> int:
-        return min(self.span_len, self.block_start + self.schedule.block_size)
-
-    def needs_full(self) -> bool:
-        every = self.schedule.refresh_every
-        return (self.ctx_kv is None or self.opts.cache == "none"
-                or (every > 0 and self.steps_since_full >= every))
-
-    def query_window(self, shift: bool) -> tuple[int, int]:
-        """Canvas positions whose outputs decide the block (one earlier when logits shift)."""
-        lo = self.start + self.block_start - (1 if shift else 0)
-        return max(0, lo), self.start + self.block_end - (1 if shift else 0)
-
-
-def full_step_groups(states: list[DecodeState], pad_share: float) -> list[list[DecodeState]]:
-    """``states`` (all needing a full step) split into forwards: by canvas length, a group
-    grows while its padding stays within ``pad_share`` of its real positions."""
-    groups: list[list[DecodeState]] = []
-    real = 0
-    for s in sorted(states, key=lambda s: int(s.ids.numel())):
-        n = int(s.ids.numel())
-        if groups and n * (len(groups[-1]) + 1) <= (1 + pad_share) * (real + n):
-            groups[-1].append(s)
-            real += n
-        else:
-            groups.append([s])
-            real = n
-    return groups
 
 
 def stack_padded(ts: list[Tensor], length: int) -> Tensor:
@@ -141,6 +67,7 @@ class FastDecoder:
         self.device = next(model.parameters()).device
         self.stop_ids = torch.tensor(tok.stop_ids, device=self.device)
         self.pad_share = FULL_STEP_PAD_SHARE.get(self.device.type, math.inf)
+        self.invariant = BATCH_INVARIANT.get(self.device.type, False)
         self.context_cache = ContextCache()  # prefix keys/values reused across requests
 
     # ------------------------------------------------------------------ requests
@@ -155,7 +82,9 @@ class FastDecoder:
         return DecodeState(canvas=first, opts=opts, schedule=sched, max_span=max_span,
                            spans=SpanState.new(first.layout(self.tok.mask_id), self.device),
                            generator=make_generator(opts.seed, self.device), cancel=cancel,
-                           callback=callback)
+                           callback=callback,
+                           own_context=ContextCache(replace(self.context_cache.policy, max_entries=1),
+                                                    stats=self.context_cache.stats))
 
     @torch.inference_mode()
     def run(self, states: list[DecodeState]) -> list[InfillResult]:
@@ -207,7 +136,7 @@ class FastDecoder:
             return
         states = plain
         lengths = [int(s.ids.numel()) for s in states]
-        L = max(lengths)
+        L = slot_rows(max(lengths)) if self.invariant else max(lengths)
         batch = torch.full((len(states), L), self.tok.pad_id, dtype=torch.long, device=self.device)
         key_mask = torch.zeros(len(states), L, dtype=torch.bool, device=self.device)
         for i, s in enumerate(states):
@@ -218,10 +147,16 @@ class FastDecoder:
         rows = None  # the exact path (cache "none") keeps the reference's full forward
         if all(s.opts.cache == "dual" for s in states):  # only the windows' outputs are read
             W = max(hi - lo for lo, hi in windows)
+            if self.invariant:
+                W = slot_rows(W)  # whole GEMM row slots, as alone
             rows = torch.stack([(torch.arange(W, device=self.device) + lo).clamp_(max=n - 1)
                                 for (lo, _), n in zip(windows, lengths, strict=True)])  # [B, W]
-        hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
-                                               return_kv=want_kv, rows=rows)  # [B, L or W, D]
+        if self.invariant:
+            hidden, kv = self.model.forward_hidden(batch, return_kv=want_kv, lengths=(lengths, None),
+                                                   rows=rows)  # [B, L or W, D]
+        else:
+            hidden, kv = self.model.forward_hidden(batch, key_mask=None if min(lengths) == L else key_mask,
+                                                   return_kv=want_kv, rows=rows)  # [B, L or W, D]
         from_hidden: list[tuple[DecodeState, Tensor]] = []
         self.context_cache.stats.computed_tokens += sum(n for n, s in zip(lengths, states, strict=True)
                                                         if s.opts.context_reuse)
@@ -232,7 +167,7 @@ class FastDecoder:
                 self._keep_context(s, [(k[i:i + 1, :, : lengths[i]], v[i:i + 1, :, : lengths[i]])
                                        for k, v in kv], reuses=0)
             if s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
-                logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
+                logits = self._lm_head(hidden[i, : lengths[i]])[lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
             else:
                 window = hidden[i, lo:hi] if rows is None else hidden[i, : hi - lo]
@@ -241,11 +176,16 @@ class FastDecoder:
 
     # ------------------------------------------------------------------ context reuse
     def _lookup(self, s: DecodeState) -> Reuse | None:
-        """Cached prefix keys/values this full step may reuse (engine/context_cache.py)."""
+        """Cached prefix keys/values this full step may reuse (engine/context_cache.py): the
+        request's own after its first full step, the shared cache's (earlier requests) before."""
         if s.opts.cache != "dual" or not s.opts.context_reuse:
             return None
         lo, _ = s.query_window(self.shift)
-        return self.context_cache.lookup(s.canvas.prefix_ids, min(lo, len(s.canvas.prefix_ids)))
+        own = s.own_context is not None and bool(s.own_context.entries)
+        if not own and s.opts.context_scope == PRIVATE_SCOPE:
+            return None
+        cache = s.own_context if own else self.context_cache
+        return cache.lookup(s.canvas.prefix_ids, min(lo, len(s.canvas.prefix_ids)), s.opts.context_scope)
 
     def _reuse_step(self, s: DecodeState, reuse: Reuse) -> None:
         """A full step that recomputes only the positions after the reused prefix."""
@@ -253,7 +193,8 @@ class FastDecoder:
         pos = torch.arange(c, length, device=self.device)[None]  # [1, L - c]
         lo, hi = s.query_window(self.shift)
         rows = torch.arange(lo - c, hi - c, device=self.device)[None]  # [1, W]: the window's outputs only
-        hidden, kv = self.model.forward_hidden(s.ids[None, c:], pos, ctx_kv=reuse.kv, return_kv=True, rows=rows)
+        hidden, kv = self.model.forward_hidden(s.ids[None, c:], pos, ctx_kv=reuse.kv, return_kv=True, rows=rows,
+                                               lengths=([length - c], [c]) if self.invariant else None)
         self.context_cache.stats.computed_tokens += length - c
         s.forwards += 1
         s.steps_since_full = 0
@@ -267,11 +208,16 @@ class FastDecoder:
         s.ctx_kv = [(torch.cat([k[:, :, :lo], k[:, :, hi:]], dim=2), torch.cat([v[:, :, :lo], v[:, :, hi:]], dim=2))
                     for k, v in kv]  # [1, K, L - (hi - lo), E]: two slices, no boolean gather
         if s.opts.context_reuse:
-            self.context_cache.store(s.canvas.prefix_ids, kv, reuses)
+            if s.opts.context_scope != PRIVATE_SCOPE:
+                self.context_cache.store(s.canvas.prefix_ids, kv, reuses, s.opts.context_scope)
+            if s.own_context is not None:
+                s.own_context.store(s.canvas.prefix_ids, kv, reuses, s.opts.context_scope)
 
     def _cached_step(self, states: list[DecodeState]) -> None:
         windows = [s.query_window(self.shift) for s in states]
         W = max(hi - lo for lo, hi in windows)
+        if self.invariant:
+            W = slot_rows(W)  # padded positions: computed, never attended, never read
         C = max(s.ctx_kv[0][0].shape[2] for s in states)
         B = len(states)
         q_ids = torch.full((B, W), self.tok.pad_id, dtype=torch.long, device=self.device)
@@ -285,14 +231,26 @@ class FastDecoder:
             c_mask[i, : s.ctx_kv[0][0].shape[2]] = True
         ctx = [(stack_padded([s.ctx_kv[layer][0] for s in states], C),
                 stack_padded([s.ctx_kv[layer][1] for s in states], C)) for layer in range(len(states[0].ctx_kv))]
-        uniform = bool(q_mask.all()) and bool(c_mask.all())
-        hidden, _ = self.model.forward_hidden(q_ids, q_pos, key_mask=None if uniform else q_mask,
-                                              ctx_kv=ctx, ctx_key_mask=None if uniform else c_mask)
+        if self.invariant:
+            lengths = ([hi - lo for lo, hi in windows], [s.ctx_kv[0][0].shape[2] for s in states])
+            hidden, _ = self.model.forward_hidden(q_ids, q_pos, ctx_kv=ctx, lengths=lengths)
+        else:
+            uniform = bool(q_mask.all()) and bool(c_mask.all())
+            hidden, _ = self.model.forward_hidden(q_ids, q_pos, key_mask=None if uniform else q_mask,
+                                                  ctx_kv=ctx, ctx_key_mask=None if uniform else c_mask)
         for s in states:
             s.forwards += 1
             s.steps_since_full += 1
         self._decide_all([(s, self._align(s, hidden[i, : hi - lo]))
                           for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True))])
+
+    def _lm_head(self, hidden: Tensor) -> Tensor:
+        """Logits [N, V] of hidden rows [N, D]; batch-invariant rows fill whole GEMM row slots
+        (padded with zero rows, dropped)."""
+        n = hidden.shape[0]
+        if not self.invariant:
+            return self.model.lm_head(hidden)
+        return self.model.lm_head(F.pad(hidden, (0, 0, 0, slot_rows(n) - n)))[:n]
 
     def _align(self, s: DecodeState, rows: Tensor) -> Tensor:
         """Rows (hidden states or logits) of the query window [W, *] -> rows of the block."""
@@ -323,7 +281,7 @@ class FastDecoder:
                         "neg_entropy": None if out.entropy is None else -out.entropy}[opts.confidence]
                 return out.token, conf
         if logits is None:
-            logits = self.model.lm_head(hidden)  # [N, V]
+            logits = self._lm_head(hidden)  # [N, V]
         return predict_rows(s.spans, self.tok, offsets, logits, opts.temperature, opts.confidence,
                             opts.allow_stop, s.generator, final_length=s.span_len >= s.max_span)
 
@@ -340,9 +298,12 @@ class FastDecoder:
                 self._decide(s, hidden=rows)
             return
         pending = [(~s.decided[s.block_start:s.block_end]).nonzero().flatten() for s, _ in pairs]
-        logits = self.model.lm_head(torch.cat([rows[p] for (_, rows), p in zip(pairs, pending, strict=True)]))
-        for (s, _), part in zip(pairs, logits.split([p.numel() for p in pending]), strict=True):
-            self._decide(s, pending=part)
+        rows = [rows[p] for (_, rows), p in zip(pairs, pending, strict=True)]
+        if self.invariant:  # each state's rows in whole slots, as alone
+            rows = [F.pad(r, (0, 0, 0, slot_rows(r.shape[0]) - r.shape[0])) for r in rows]
+        logits = self.model.lm_head(torch.cat(rows))
+        for (s, _), part, p in zip(pairs, logits.split([r.shape[0] for r in rows]), pending, strict=True):
+            self._decide(s, pending=part[: p.numel()])
 
     def _decide(self, s: DecodeState, logits: Tensor | None = None, hidden: Tensor | None = None,
                 pending: Tensor | None = None) -> None:

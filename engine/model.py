@@ -28,6 +28,8 @@ from engine.config import ModelConfig
 
 KV = tuple[Tensor, Tensor]  # keys, values: [B, K, S, E] each
 Rope = tuple[Tensor, Tensor]  # cos, sin at the query positions: [B, 1, T, E] each
+# Per row: its own real (unpadded) positions, and its real context positions (None: all).
+RowLengths = tuple[list[int], list[int] | None]
 
 
 class RMSNorm(nn.Module):
@@ -91,9 +93,11 @@ class Attention(nn.Module):
         return q, k, v
 
     def forward(self, x: Tensor, rope: Rope, mask: Tensor | None, ctx: KV | None,
-                rows: Tensor | None = None, rows_rope: Rope | None = None) -> tuple[Tensor, KV]:
+                rows: Tensor | None = None, rows_rope: Rope | None = None,
+                lengths: RowLengths | None = None) -> tuple[Tensor, KV]:
         """Queries at every position of ``x`` [B, T, D], or only at ``rows`` [B, W] (their rotary
-        tables ``rows_rope``); keys and values always at every position."""
+        tables ``rows_rope``); keys and values always at every position. With ``lengths`` each
+        row attends to its own unpadded keys (``_ragged``)."""
         b, t, _ = x.shape
         q, k, v = self.project(x)
         q_rope = rope
@@ -103,13 +107,34 @@ class Attention(nn.Module):
         k = apply_rotary(k.view(b, t, self.n_kv, self.head_dim).transpose(1, 2), rope)  # [B, K, T, E]
         v = v.view(b, t, self.n_kv, self.head_dim).transpose(1, 2)  # [B, K, T, E]
         own = (k, v)
-        if ctx is not None:
-            k = torch.cat([ctx[0], k], dim=2)  # [B, K, S, E]
-            v = torch.cat([ctx[1], v], dim=2)  # [B, K, S, E]
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                           enable_gqa=self.n_head != self.n_kv)  # [B, H, T, E]
-        y = y.transpose(1, 2).reshape(b, -1, self.n_head * self.head_dim)  # [B, T, H*E]
+        if lengths is not None:
+            y = self._ragged(q, own, ctx, lengths, all_queries=rows is not None)  # [B, H, T or W, E]
+        else:
+            if ctx is not None:
+                k = torch.cat([ctx[0], k], dim=2)  # [B, K, S, E]
+                v = torch.cat([ctx[1], v], dim=2)  # [B, K, S, E]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                               enable_gqa=self.n_head != self.n_kv)  # [B, H, T, E]
+        y = y.transpose(1, 2).reshape(b, -1, self.n_head * self.head_dim)  # [B, T or W, H*E]
         return self.o_proj(y), own
+
+    def _ragged(self, q: Tensor, own: KV, ctx: KV | None, lengths: RowLengths, all_queries: bool) -> Tensor:
+        """Attention of each row on its own unpadded keys: a row's result never depends on how
+        far its neighbours pad it (padded query positions come out as zeros). ``all_queries``:
+        ``q`` holds picked rows (``rows``), every one of them attends."""
+        t_len, c_len = lengths
+        y = torch.zeros_like(q)  # [B, H, T or W, E]
+        for i, t in enumerate(t_len):
+            k, v = own[0][i:i + 1, :, :t], own[1][i:i + 1, :, :t]  # [1, K, t, E]
+            if ctx is not None:
+                c = c_len[i] if c_len is not None else ctx[0].shape[2]
+                k = torch.cat([ctx[0][i:i + 1, :, :c], k], dim=2)  # [1, K, c + t, E]
+                v = torch.cat([ctx[1][i:i + 1, :, :c], v], dim=2)  # [1, K, c + t, E]
+            n = q.shape[2] if all_queries else t
+            # contiguous whatever the padding: the kernel's path (and rounding) follows the strides
+            y[i:i + 1, :, :n] = F.scaled_dot_product_attention(
+                q[i:i + 1, :, :n].contiguous(), k.contiguous(), v.contiguous(), enable_gqa=self.n_head != self.n_kv)
+        return y
 
 
 class SwiGLU(nn.Module):
@@ -138,8 +163,9 @@ class Block(nn.Module):
         self.mlp = SwiGLU(cfg)
 
     def forward(self, x: Tensor, rope: Rope, mask: Tensor | None, ctx: KV | None,
-                rows: Tensor | None = None, rows_rope: Rope | None = None) -> tuple[Tensor, KV]:
-        a, kv = self.self_attn(self.input_layernorm(x), rope, mask, ctx, rows, rows_rope)
+                rows: Tensor | None = None, rows_rope: Rope | None = None,
+                lengths: RowLengths | None = None) -> tuple[Tensor, KV]:
+        a, kv = self.self_attn(self.input_layernorm(x), rope, mask, ctx, rows, rows_rope, lengths)
         if rows is not None:
             x = take_rows(x, rows)  # [B, W, D]
         x = x + a  # [B, T, D]
@@ -168,7 +194,8 @@ class Transformer(nn.Module):
 
     def forward_hidden(self, idx: Tensor, pos: Tensor | None = None, key_mask: Tensor | None = None,
                        ctx_kv: list[KV] | None = None, ctx_key_mask: Tensor | None = None,
-                       return_kv: bool = False, rows: Tensor | None = None) -> tuple[Tensor, list[KV] | None]:
+                       return_kv: bool = False, rows: Tensor | None = None,
+                       lengths: RowLengths | None = None) -> tuple[Tensor, list[KV] | None]:
         """Final-normed hidden states of ``idx`` ([B, T, D], or [B, W, D] at ``rows``).
 
         idx: [B, T] token ids; pos: [B, T] positions (default 0..T-1);
@@ -178,10 +205,15 @@ class Transformer(nn.Module):
         rows: [B, W] indices into T: only these rows' hidden states are wanted. The last layer
         then runs its queries, attention output and MLP on them alone (a full step of the fast
         sampler needs every position's keys/values but only its block's outputs).
+        lengths: instead of the masks, each row's real positions and real context positions
+        (padding trails both): attention then runs row by row on unpadded keys, so each row's
+        result is the one it gets alone, whatever its neighbours (batch invariance).
         """
         b, t = idx.shape
         if pos is None:
             pos = torch.arange(t, device=idx.device).expand(b, t)  # [B, T]
+        if lengths is not None and (key_mask is not None or ctx_key_mask is not None):
+            raise ValueError("pass either lengths or key masks, not both")
         mask = self._attention_mask(b, t, key_mask, ctx_kv, ctx_key_mask, idx.device)
         x = self.embed_tokens(idx)  # [B, T, D]
         rope = self.rotary(pos, x.dtype)  # once for every layer
@@ -190,7 +222,7 @@ class Transformer(nn.Module):
         new_kv: list[KV] = []
         for i, layer in enumerate(self.layers):
             x, kv = layer(x, rope, mask, None if ctx_kv is None else ctx_kv[i],
-                          *((rows, rows_rope) if i == last else (None, None)))
+                          *((rows, rows_rope) if i == last else (None, None)), lengths)
             if return_kv:
                 new_kv.append(kv)
         return self.norm(x), (new_kv if return_kv else None)  # [B, T or W, D]

@@ -27,7 +27,8 @@ CACHE_MODES: tuple[str, ...] = get_args(Cache)
 LENGTH_POLICIES: tuple[str, ...] = get_args(Length)
 DEFAULT_SAMPLER: Sampler = "fast"
 DEFAULT_PRESET: Preset = "balanced"
-EXACT_BLOCK = 10**6  # a block longer than any span: the exact path has one block
+EXACT_BLOCK = 10**6
+PRIVATE_SCOPE = ""  # InfillOptions.context_scope: no context shared with any other request  # a block longer than any span: the exact path has one block
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,13 @@ class InfillOptions:
     # With the dual cache: full steps reuse the prefix keys/values of earlier requests and
     # blocks over the same leading tokens (engine/context_cache.py); False recomputes them.
     context_reuse: bool = True
+    # Whose earlier requests' contexts a request may reuse: those with the same scope (a user's
+    # document, an API user). A reused context was computed while attending to the earlier
+    # request's text after it, so a shared daemon gives each user a scope: no user's code then
+    # shapes another's completion, and a result never depends on who else is being served.
+    # None: the scope shared by every request without one (a single-user process); PRIVATE_SCOPE:
+    # the request reuses its own blocks' context only and keeps nothing for later requests.
+    context_scope: str | None = None
     # Overrides of the preset's schedule (None: the preset's value).
     block_size: int | None = None
     threshold: float | None = None
@@ -88,6 +96,8 @@ class InfillOptions:
         _one_of("cache", self.cache, CACHE_MODES)
         if not isinstance(self.context_reuse, bool):
             raise InvalidRequestError(f"context_reuse must be true or false, got {self.context_reuse!r}")
+        if self.context_scope is not None and not isinstance(self.context_scope, str):
+            raise InvalidRequestError(f"context_scope must be a string or None, got {self.context_scope!r}")
         if self.steps is not None and (not _is_int(self.steps) or self.steps <= 0):
             raise InvalidRequestError(f"steps must be a positive integer, got {self.steps!r}")
         if not (isinstance(self.temperature, int | float) and math.isfinite(self.temperature)

@@ -89,6 +89,7 @@ class Document(Lines):
         self._edits: list[ByteEdit] = []
         self._seq = 0
         self._reset_seq = 0  # trees parsed before this edit belong to another text
+        self._tree_seq = 0  # the edit the kept tree was parsed at (jobs may finish out of order)
         self._set_text(text)
 
     # ------------------------------------------------------------------ state
@@ -119,8 +120,10 @@ class Document(Lines):
         """A worker parsed the text as of edit ``seq``: keep the tree, drop the edits it covers."""
         if not self._reset_seq <= seq <= self._seq:
             return  # the text was reset in between: that tree belongs to another text
+        if self._tree is not None and seq < self._tree_seq:
+            return  # a newer tree is kept already (the edits this one lacks are gone)
         self._edits = [e for e in self._edits if e.seq > seq]
-        self._tree = tree
+        self._tree, self._tree_seq = tree, seq
 
     # ------------------------------------------------------------------ edits
     def replace(self, start: int, end: int, new: str, track_syntax: bool) -> str:

@@ -1,9 +1,12 @@
 """The one place mercury_lsp talks to the engine.
 
-A single daemon worker thread owns the ``Engine``: loading, every infill, and the CPU work that
-goes with a request (parsing, windows, the syntax guard) run there in submission order, so the
-event loop only schedules and awaits. Jobs carry an ``engine.CancelToken``: a job cancelled
-before it starts is skipped, a running infill stops at its next denoising step.
+One daemon worker thread loads and retires the ``Engine``, in order. Request jobs (an infill
+and the CPU work that goes with it: parsing, windows, the syntax guard) run on a pool of
+REQUEST_THREADS threads, so the requests of every editor connected to one daemon are in flight
+at once and the engine's scheduler batches their denoising steps (as it does the HTTP
+server's); the event loop only schedules and awaits. Jobs carry an ``engine.CancelToken``: a
+job cancelled before it starts is skipped, a running infill stops at its next denoising step.
+A retired engine is closed once every job submitted for it has finished.
 
 Engine results are converted to ``schema`` Structs here. The engine's model code (and torch)
 is imported on the worker, so the server answers ``initialize`` at once while the model loads
@@ -40,6 +43,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CALIBRATION_CHARS = 16_000  # of real code, to estimate characters per token once per model
+# Request jobs in flight at once: the engine scheduler's batch (engine.scheduler.MAX_BATCH), so
+# every editor's request can join the same denoising step; more would only wait in its queue.
+REQUEST_THREADS = 16
 
 __all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec", "load_session"]
 
@@ -82,7 +88,8 @@ class EngineSession:
 
     def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
         fields = {"preset": spec.preset, "temperature": spec.temperature, "seed": spec.seed,
-                  "single_line": spec.single_line, "context_reuse": spec.context_reuse}
+                  "single_line": spec.single_line, "context_reuse": spec.context_reuse,
+                  "context_scope": spec.context_scope}
         if spec.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
             fields["sampler"] = spec.sampler
         options = InfillOptions(**fields)
@@ -105,13 +112,40 @@ class EngineSession:
         return ends if text.startswith(tok.decode(ids[: len(ids)])[: len(text)]) else ()
 
 
-class _Worker:
-    """One daemon thread running jobs in order (daemon: exiting never waits for a decode)."""
+class _InFlight:
+    """Request jobs submitted and not finished, per session (local or remote)."""
 
     def __init__(self) -> None:
+        self._jobs: dict[int, int] = {}
+        self._changed = threading.Condition()
+
+    def enter(self, session: object) -> None:
+        with self._changed:
+            self._jobs[id(session)] = self._jobs.get(id(session), 0) + 1
+
+    def leave(self, session: object) -> None:
+        with self._changed:
+            left = self._jobs[id(session)] - 1
+            if left:
+                self._jobs[id(session)] = left
+            else:
+                del self._jobs[id(session)]
+            self._changed.notify_all()
+
+    def wait_idle(self, session: object) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: id(session) not in self._jobs)
+
+
+class _Worker:
+    """Daemon threads running jobs from one queue (one thread: in order; daemon: exiting never
+    waits for a decode)."""
+
+    def __init__(self, threads: int = 1, name: str = "mercury-engine") -> None:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="mercury-engine", daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._run, name=name, daemon=True) for _ in range(threads)]
+        for t in self._threads:
+            t.start()
 
     def submit(self, fn: Callable[[], T], cancel: CancelToken | None) -> concurrent.futures.Future[T]:
         fut: concurrent.futures.Future[T] = concurrent.futures.Future()
@@ -119,23 +153,28 @@ class _Worker:
         return fut
 
     def stop(self) -> None:
-        self._jobs.put(None)
+        for _ in self._threads:
+            self._jobs.put(None)
 
     def _run(self) -> None:
         while True:
             item = self._jobs.get()
             if item is None:
                 return
-            fn, cancel, fut = item
-            if not fut.set_running_or_notify_cancel():
-                continue
-            if cancel is not None and cancel.cancelled:
-                fut.set_exception(EngineCancelled("cancelled before it started"))
-                continue
-            try:
-                fut.set_result(fn())
-            except BaseException as exc:  # delivered to the awaiting coroutine
-                fut.set_exception(exc)
+            self._one(*item)
+            del item  # an idle thread must not keep its last job (and its session) alive
+
+    @staticmethod
+    def _one(fn: Callable[[], T], cancel: CancelToken | None, fut: concurrent.futures.Future[T]) -> None:
+        if not fut.set_running_or_notify_cancel():
+            return
+        if cancel is not None and cancel.cancelled:
+            fut.set_exception(EngineCancelled("cancelled before it started"))
+            return
+        try:
+            fut.set_result(fn())
+        except BaseException as exc:  # delivered to the awaiting coroutine
+            fut.set_exception(exc)
 
 
 class EngineClient:
@@ -143,6 +182,8 @@ class EngineClient:
 
     def __init__(self, loader: Callable[..., Engine] | None = None) -> None:
         self._worker = _Worker()
+        self._requests = _Worker(REQUEST_THREADS, "mercury-request")
+        self._inflight = _InFlight()
         self._loader = loader
         self._session: EngineSession | None = None
         self._spec: LoadSpec | None = None
@@ -183,38 +224,47 @@ class EngineClient:
             session = await asyncio.wrap_future(fut)
         except EngineError as exc:
             if self._spec == spec:
-                self._retire()
+                retired = self._retire()
                 self.state, self.error = "error", str(exc)
+                await retired
             raise
         except Exception as exc:  # an unexpected failure still ends as a clear state
             if self._spec == spec:
-                self._retire()
+                retired = self._retire()
                 self.state, self.error = "error", f"{type(exc).__name__}: {exc}"
+                await retired
             raise EngineError(f"loading the model failed: {type(exc).__name__}: {exc}") from exc
         if self._spec == spec:  # a newer load request wins
-            self._retire()
+            retired = self._retire()
             self._session, self.state = session, "ready"
+            await retired  # the load ends when the old model is gone (its last requests ended first)
         else:  # superseded while it loaded: never used
-            self._worker.submit(_retirement(session), None)
+            self._worker.submit(_retirement(session, self._inflight), None)
         return session.info
 
-    def _retire(self) -> None:
-        """Drop the current session; its engine is closed on the worker after the jobs already
-        queued for it, and its memory goes back to the system (a reload must not keep the old
-        model: its scheduler thread held it, about one model's size per reload)."""
-        if self._session is not None:
-            self._worker.submit(_retirement(self._session), None)
-            self._session = None
+    def _retire(self) -> asyncio.Future:
+        """Drop the current session now; the returned future ends when its engine is closed on
+        the worker — after the request jobs submitted for it — and its memory is back with the
+        system (a reload must not keep the old model: its scheduler thread held it, about one
+        model's size per reload)."""
+        session, self._session = self._session, None
+        if session is None:
+            done = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+        return asyncio.wrap_future(self._worker.submit(_retirement(session, self._inflight), None))
 
     def _load_blocking(self, spec: LoadSpec) -> EngineSession:
         return load_session(spec, self._loader)
 
     async def run(self, job: Callable[[EngineSession], T], cancel: CancelToken) -> T:
-        """Run ``job(session)`` on the worker. Raises EngineCancelled when cancelled/superseded."""
+        """Run ``job(session)`` on the request pool. Raises EngineCancelled when cancelled/superseded."""
         session = self._session
         if session is None:
             raise EngineError("the model is not loaded")
-        fut = self._worker.submit(lambda: job(session), cancel)
+        self._inflight.enter(session)
+        fut = self._requests.submit(lambda: job(session), cancel)
+        fut.add_done_callback(lambda _: self._inflight.leave(session))
         try:
             return await asyncio.wrap_future(fut)
         except asyncio.CancelledError:
@@ -226,6 +276,7 @@ class EngineClient:
         """The daemon ends: stop the worker. The engine is not closed here: closing it on the
         worker while the interpreter exits aborted the process (SIGABRT in torch's teardown)."""
         self._worker.stop()
+        self._requests.stop()
 
     async def aclose(self) -> None:
         """``close`` from the event loop (a remote client also closes its connections)."""
@@ -238,12 +289,16 @@ def _retrieved(fut: asyncio.Future) -> None:
         fut.exception()
 
 
-def _retirement(session: EngineSession) -> Callable[[], None]:
-    """A worker job closing ``session``'s engine and returning its memory (holds no reference after)."""
+def _retirement(session: EngineSession, inflight: _InFlight) -> Callable[[], None]:
+    """A worker job closing ``session``'s engine once its request jobs have ended, and returning
+    its memory (holds no reference after)."""
     held = [session]
 
     def retire() -> None:
-        held.pop().close()
+        session = held.pop()
+        inflight.wait_idle(session)  # new requests already go to the new session
+        session.close()
+        del session
         release_free_memory(collect=True)
 
     return retire

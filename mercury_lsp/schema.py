@@ -68,6 +68,7 @@ class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
     seed: int = 0
     single_line: bool = False  # the engine may stop after the first text line (line spans)
     context_reuse: bool = True  # the engine may reuse the context's keys/values of earlier requests
+    context_scope: str | None = None  # ... of earlier requests with this scope only (a user's document)
 
 
 class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):

@@ -49,7 +49,8 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
                           Budget(session.context_tokens, session.chars_per_token))
     spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens,
                       preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
-                      single_line=window.kind == "line", context_reuse=settings.context_cache)
+                      single_line=window.kind == "line", context_reuse=settings.context_cache,
+                      context_scope=snap.uri)  # a daemon shared by editors: each document reuses its own
     outcome = session.infill(spec, cancel)
     shaped = shape(outcome.text, window, settings.context.max_lines)
     text = fit_indent(shaped, snap.text[snap.line_start(snap.line_of(cursor)):cursor])

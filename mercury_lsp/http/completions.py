@@ -16,6 +16,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from engine.options import PRIVATE_SCOPE
 from mercury_lsp.backend.base import BackendError
 from mercury_lsp.backend.prompts import apply_stop, parse_prompt
 from mercury_lsp.engine_client import CancelToken
@@ -59,7 +60,13 @@ def to_spec(req: CompletionRequest, ctx: ApiContext) -> InfillSpec:
         log.info("completion request (%s format): prefix %r suffix %r", parsed.format, prefix[-200:], suffix[:200])
     return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens,
                       preset=req.preset or ctx.settings.preset, temperature=req.temperature or 0.0,
-                      seed=req.seed or 0, single_line=req.single_line)
+                      seed=req.seed or 0, single_line=req.single_line, context_scope=context_scope(req.user))
+
+
+def context_scope(user: str | None) -> str:
+    """Requests of one OpenAI ``user`` may reuse each other's context (typing in one file); a
+    request without one shares it with nobody: no client's code shapes another's completion."""
+    return PRIVATE_SCOPE if not user else f"user:{user}"
 
 
 def stops(req: CompletionRequest) -> list[str]:

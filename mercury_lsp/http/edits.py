@@ -14,6 +14,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from engine.options import PRIVATE_SCOPE
 from mercury_lsp.backend.base import BackendError
 from mercury_lsp.documents import PositionEncoding, PositionError, index_of_units
 from mercury_lsp.http.completions import completion_id
@@ -140,7 +141,7 @@ async def edit_completions(request: Request) -> Response:
             max_tokens = min(req.max_tokens or ctx.settings.limits.default_max_tokens, ctx.settings.limits.max_tokens)
             spec = InfillSpec(prefix=prompt.text[:prompt.cursor], suffix=prompt.text[prompt.cursor:],
                               max_tokens=max_tokens, preset=ctx.settings.preset,
-                              temperature=req.temperature or 0.0, single_line=True)
+                              temperature=req.temperature or 0.0, single_line=True, context_scope=PRIVATE_SCOPE)
             outcome = await until_disconnect(request, ctx.backend.infill(spec, cancel), cancel)
             at = prompt.cursor - prompt.region[0]
             new_region = region[:at] + outcome.text + region[at:]

@@ -139,8 +139,8 @@ def test_the_cache_only_ever_holds_and_serves_the_documents_current_tokens(engin
     served = []
     lookup = cache.lookup
 
-    def recording_lookup(prefix_ids, limit):
-        reuse = lookup(prefix_ids, limit)
+    def recording_lookup(prefix_ids, limit, scope=None):
+        reuse = lookup(prefix_ids, limit, scope)
         served.append((list(prefix_ids), reuse))
         return reuse
 

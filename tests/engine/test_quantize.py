@@ -1,17 +1,16 @@
-"""engine/quantize.py: the fused int8 projections compute exactly what torch.ao's per-layer
-dynamic int8 linears compute, and model rows (engine/model.py) equal the full forward's."""
+"""engine/quantize.py: the fused int8 projections compute exactly what one per-row int8 linear
+per layer computes, and model rows (engine/model.py) equal the full forward's."""
 
 from __future__ import annotations
 
 import copy
-import warnings
 
 import pytest
 import torch
 from torch import nn
 
 from engine.model import Transformer
-from engine.quantize import Int8Linear, quantize
+from engine.quantize import RowInt8Linear, quantize
 from engine.testing import tiny_config
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -30,16 +29,12 @@ def _model(**overrides) -> Transformer:
 
 
 def _per_layer_int8(model: Transformer) -> Transformer:
-    """Unfused: torch.ao's dynamic int8 on every linear of the blocks (per tensor) and on the
-    LM head (per output row)."""
+    """Unfused: one per-row int8 linear for every linear of the blocks and for the LM head."""
     out = copy.deepcopy(model)
-    names = {n for n, m in out.layers.named_modules() if isinstance(m, nn.Linear)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out.layers = torch.ao.quantization.quantize_dynamic(out.layers, names, dtype=torch.qint8)
-        out.lm_head = torch.ao.quantization.quantize_dynamic(
-            nn.Sequential(out.lm_head), {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig},
-            dtype=torch.qint8)[0]
+    for name, mod in [(n, m) for n, m in out.layers.named_modules() if isinstance(m, nn.Linear)]:
+        parent, _, attr = name.rpartition(".")
+        setattr(out.layers.get_submodule(parent), attr, RowInt8Linear([mod]))
+    out.lm_head = RowInt8Linear([out.lm_head])
     return out
 
 
@@ -49,7 +44,7 @@ def test_fused_int8_equals_per_layer_int8(qkv_bias):
     ref = _per_layer_int8(model)
     fused = quantize(copy.deepcopy(model), "int8")
     att = fused.layers[0].self_attn
-    assert isinstance(att.qkv_proj, Int8Linear) and att.qkv_proj.out_features == (4 + 2 + 2) * 16
+    assert isinstance(att.qkv_proj, RowInt8Linear) and att.qkv_proj.out_features == (4 + 2 + 2) * 16
     assert not hasattr(att, "q_proj")  # the float copies are gone
     ids = torch.randint(0, 97, (2, 23), generator=torch.Generator().manual_seed(1))
     with torch.inference_mode():
@@ -58,10 +53,10 @@ def test_fused_int8_equals_per_layer_int8(qkv_bias):
     assert torch.equal(h, h_ref)
     for (k, v), (k_ref, v_ref) in zip(kv, kv_ref, strict=True):
         assert torch.equal(k, k_ref) and torch.equal(v, v_ref)
-        assert torch.equal(fused.lm_head(h), ref.lm_head(h_ref))  # the per-row int8 LM head
+        assert torch.equal(fused.lm_head(h), ref.lm_head(h_ref))  # the int8 LM head
         # and it is int8: not the float model's numbers
         assert not torch.equal(h, model.forward_hidden(ids)[0])
-    assert isinstance(fused.lm_head, Int8Linear)
+    assert isinstance(fused.lm_head, RowInt8Linear)
     assert fused.output_embedding is fused.embed_tokens.weight  # tied: the float embedding
 
 

@@ -124,3 +124,21 @@ def test_closed_documents_give_their_memory_back():
         store.close("file:///big.py")
     gc.collect()
     assert rss_mb() - before < 3.5  # MB: a 5 MB document is not kept
+
+
+def test_a_tree_parsed_earlier_never_replaces_a_newer_one():
+    """Request jobs run at once and may finish out of order: the newest tree is kept, and the
+    next incremental parse still matches a full parse."""
+    grammars = Grammars()
+    store = DocumentStore(grammar_for)
+    store.open("file:///a.py", "python", 1, "def f(a):\n    return a\n")
+    doc = store.get("file:///a.py")
+    old = doc.snapshot(1 << 20)
+    store.change("file:///a.py", 2, [((1, 12, 1, 12), " + 1")], U16)
+    new = doc.snapshot(1 << 20)
+    doc.adopt_tree(grammars.parse(new), new.syntax.seq)
+    doc.adopt_tree(grammars.parse(old), old.syntax.seq)  # the slower, older job ends last
+    store.change("file:///a.py", 3, [((0, 0, 0, 0), "# c\n")], U16)
+    snap = doc.snapshot(1 << 20)
+    assert len(snap.syntax.edits) == 1
+    assert str(grammars.parse(snap).root_node) == str(grammars.parser("python").parse(snap.text.encode()).root_node)

@@ -83,3 +83,30 @@ def test_a_failed_reload_frees_the_model_it_replaces(large_model, tmp_path):
 
     old, state, current_alive = asyncio.run(run())
     assert state == "error" and old() is None and current_alive
+
+
+@pytest.mark.asyncio
+async def test_requests_from_several_editors_share_denoising_steps(tmp_path):
+    """Request jobs run at once (not one after another on one worker), so the infills of several
+    editors connected to one daemon join the engine scheduler's batches."""
+    model = make_tiny_checkpoint(tmp_path / "model")
+    client = EngineClient()
+    try:
+        await client.load(LoadSpec(str(model), "cpu", "float32", 1))
+        engine = await client.run(lambda s: s.engine, CancelToken())
+        decoder = engine.scheduler.decoder
+        sizes: list[int] = []
+        step = decoder.step
+        decoder.step = lambda states: (sizes.append(len(states)), step(states))[1]
+        together = threading.Barrier(3, timeout=60)  # three jobs in flight at the same time
+
+        def job(session, prefix: str):
+            together.wait()
+            return session.infill(InfillSpec(prefix=prefix, suffix="\n", max_tokens=16, preset="quality"), None)
+
+        prefixes = ("def add(a, b):\n    return ", "for i in range(3):\n    ", "class A:\n    x = ")
+        results = await asyncio.gather(*(client.run(lambda s, p=p: job(s, p), CancelToken()) for p in prefixes))
+        assert len(results) == 3
+        assert max(sizes) >= 2, sizes  # at least one step advanced two editors' requests together
+    finally:
+        client.close()
