@@ -12,21 +12,19 @@ How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
   (the **dual cache**). The following steps recompute only the block's positions, attending to
   the cached context. ``refresh_every=N`` forces a full step every N steps; ``cache="none"``
   makes every step a full step (the exact, uncached path).
-* Each step commits every undecided block position whose confidence is ``>= threshold`` — and
-  at least ``min_per_step`` of them, the most confident (a floor on parallelism: a small model
-  is rarely confident, and one token per step would make it slower than left-to-right
-  decoding) — or, with ``threshold=None``, a fixed count that spreads the block over
-  ``steps_per_block`` steps.
+* Each step commits every undecided block position whose confidence is ``>= threshold``, and
+  at least ``min_per_step`` (the most confident: a small model is rarely confident), or with
+  ``threshold=None`` a fixed count that spreads the block over ``steps_per_block`` steps.
+* With the length prior (``length="prior"``, engine/length.py) the first full step of the
+  all-mask ``max_tokens`` span only sizes it: the request then decodes a fixed-length fill.
 * The commit rule, padding order, boundary healing and single-line end are the decoding
   core's (engine/decode.py), so at temperature 0 with one token per step, no cache, no blocks
   and no growth (``engine.options.exact_options()``), this sampler reproduces the reference
   exactly. The schedule (block size, threshold, ...) comes from ``InfillOptions.schedule()``.
 
-Batching: ``FastDecoder.step(states)`` advances any set of requests by one step, grouping the
-block steps into one forward (padded queries and padded cached context, hidden by key masks)
-and the full steps into forwards of canvases of similar length (``full_step_groups``): a full
-step is compute-bound on a CPU, where padding a short canvas to a long one's length costs its
-full price, while on a GPU it is launch-bound and one padded forward is cheapest.
+Batching: ``FastDecoder.step(states)`` advances any set of requests by one step: the block
+steps in one forward (padded, hidden by key masks), the full steps in forwards of canvases of
+similar length (``full_step_groups``: compute-bound on a CPU, launch-bound on a GPU).
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from engine import length as _length
 from engine.canvas import Canvas
 from engine.context_cache import ContextCache, Reuse, join_kv
 from engine.decode import SpanState, commit_count, commit_step, make_generator, predict_rows, read_span
@@ -76,6 +75,7 @@ class DecodeState:
     block_steps: int = 0
     done: bool = False
     error: Exception | None = None  # set (and done) when cancelled or past its deadline
+    prior: bool = False  # the first full step only sizes the span (the length prior, engine/length.py)
     t0: float = field(default_factory=time.perf_counter)
 
     @property
@@ -102,6 +102,13 @@ class DecodeState:
         every = self.schedule.refresh_every
         return (self.ctx_kv is None or self.opts.cache == "none"
                 or (every > 0 and self.steps_since_full >= every))
+
+    def size_span(self, canvas: Canvas, mask_id: int) -> None:
+        """The length prior sized the span: from here on a fixed-length fill of ``canvas``."""
+        self.canvas, self.max_span, self.prior, self.ctx_kv = canvas, canvas.span_len, False, None
+        self.spans = SpanState.new(canvas.layout(mask_id), self.spans.device)
+        self.opts = _length.candidate_options(self.opts)
+        self.schedule = self.opts.schedule()
 
     def query_window(self, shift: bool) -> tuple[int, int]:
         """Canvas positions whose outputs decide the block (one earlier when logits shift)."""
@@ -141,13 +148,14 @@ class FastDecoder:
         opts.validate()
         sched = opts.schedule()
         max_span = canvas.span_len
-        span = max_span if sched.initial_span == WHOLE_SPAN else min(max_span, sched.initial_span + (
+        prior = _length.prior_applies(opts)
+        span = max_span if prior or sched.initial_span == WHOLE_SPAN else min(max_span, sched.initial_span + (
             1 if canvas.heal_bytes else 0))
         first = replace(canvas, span_len=span)
         return DecodeState(canvas=first, opts=opts, schedule=sched, max_span=max_span,
                            spans=SpanState.new(first.layout(self.tok.mask_id), self.device),
                            generator=make_generator(opts.seed, self.device), cancel=cancel,
-                           callback=callback)
+                           callback=callback, prior=prior)
 
     @torch.inference_mode()
     def run(self, states: list[DecodeState]) -> list[InfillResult]:
@@ -218,7 +226,9 @@ class FastDecoder:
             if s.opts.cache == "dual" and kv is not None:
                 self._keep_context(s, [(k[i:i + 1, :, : lengths[i]], v[i:i + 1, :, : lengths[i]])
                                        for k, v in kv], reuses=0)
-            if s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
+            if s.prior:  # the length prior's full step sizes the span and commits nothing
+                s.size_span(_length.sized(self.model, self.tok, s.canvas, hidden[i], 0), self.tok.mask_id)
+            elif s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
                 logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
             else:
@@ -243,7 +253,10 @@ class FastDecoder:
         s.forwards += 1
         s.steps_since_full = 0
         self._keep_context(s, join_kv(reuse.kv, kv), reuses=reuse.reuses + 1)
-        self._decide(s, hidden=self._align(s, hidden[0, lo - c:hi - c]))
+        if s.prior:
+            s.size_span(_length.sized(self.model, self.tok, s.canvas, hidden[0], c), self.tok.mask_id)
+        else:
+            self._decide(s, hidden=self._align(s, hidden[0, lo - c:hi - c]))
 
     def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
         """After a full step: the block's dual cache (every position outside the query window)

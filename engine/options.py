@@ -18,7 +18,7 @@ Sampler = Literal["fast", "reference"]
 Preset = Literal["fast", "balanced", "quality"]
 Confidence = Literal["max_prob", "margin", "neg_entropy"]
 Cache = Literal["dual", "none"]
-Length = Literal["search", "off"]
+Length = Literal["prior", "search", "off"]
 
 SAMPLERS: tuple[str, ...] = get_args(Sampler)
 PRESET_NAMES: tuple[str, ...] = get_args(Preset)

@@ -73,3 +73,37 @@ def _canvas(engine: Engine, max_tokens: int) -> Canvas:
     from engine.canvas import build_canvas
 
     return build_canvas(engine.tokenizer, PREFIX, SUFFIX, max_tokens, engine.context_tokens, True)
+
+
+# ---------------------------------------------------------------------------- the length prior
+def test_prior_length_is_the_first_content_offset_reaching_the_level():
+    import torch
+
+    curve = torch.tensor([0.0, 0.1, 0.2, 0.45, 0.6, 0.8])  # the level is a share of the top (0.8)
+    assert L.prior_length(curve, heal_extra=0, level=0.5) == 3
+    assert L.prior_length(curve, heal_extra=1, level=0.5) == 2  # offset 0 is the healed token
+    assert L.prior_length(curve, heal_extra=0, level=1.0) == 5
+    assert L.prior_length(torch.tensor([0.9, 0.9]), heal_extra=0, level=0.5) == 1  # at least one token
+
+
+def test_prior_applies_only_to_free_length_fast_decoding():
+    assert L.prior_applies(InfillOptions(length="prior"))
+    assert not L.prior_applies(InfillOptions(length="off"))
+    assert not L.prior_applies(InfillOptions(length="prior", allow_stop=False))
+    assert not L.prior_applies(InfillOptions(length="prior", sampler="reference"))
+
+
+def test_prior_decodes_the_fixed_length_fill_its_first_full_step_sizes(tiny):
+    import torch
+
+    canvas = _canvas(tiny, 16)
+    ids = torch.tensor(canvas.ids(tiny.tokenizer.mask_id))[None]
+    with torch.inference_mode():
+        hidden, _ = tiny.model.forward_hidden(ids)
+    n = L.sized(tiny.model, tiny.tokenizer, canvas, hidden[0], 0).span_len - (1 if canvas.heal_bytes else 0)
+    assert 1 <= n <= 16
+    got = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="prior", context_reuse=False))
+    fixed = tiny.infill(PREFIX, SUFFIX, n, L.candidate_options(InfillOptions(context_reuse=False)))
+    assert got.text == fixed.text and got.token_ids == fixed.token_ids
+    assert got.forwards == fixed.forwards + 1  # the sizing step commits nothing
+    assert got.stop_reason == "length"
