@@ -107,6 +107,14 @@ def plan(canvas: Canvas, opts: InfillOptions) -> list[Canvas]:
     return [replace(canvas, span_len=n + extra) for n in lengths if n > 0]
 
 
+def prior_finish(result: InfillResult, canvas: Canvas) -> InfillResult:
+    """A fill the prior sized ends where the model put the end ("stop"), unless the prior took
+    the whole ``max_tokens`` budget of ``canvas`` ("length", as a free-length span)."""
+    if result.stop_reason == "length" and len(result.token_ids) < canvas.span_len:
+        return replace(result, stop_reason="stop")
+    return result
+
+
 def mean_log_confidence(result: InfillResult) -> float:
     if not result.confidences:
         return -math.inf

@@ -78,7 +78,7 @@ class InfillOptions:
     # and keeps the fill the model scores best; "off" lets padding/EOS end one long span.
     # "off" by default: on the language server's line spans search gained nothing measurable and cost
     # 5.5x the p50 latency on 2 cores (README, "Length-aware decoding"); an opt-in for the rest.
-    length: Length = "off"
+    length: Length = "prior"
     length_candidates: tuple[int, ...] | None = None  # None: engine.length.DEFAULT_LENGTHS
 
     def validate(self) -> None:
