@@ -1,7 +1,8 @@
 """Which length policy: every candidate length decoded once per task, the policies compared offline.
 
-    python -m benchmarks.length_select [--limit 120] [--lengths 1-20] [--max-tokens 48]
+    python -m benchmarks.length_select [--model DIR] [--limit 120] [--lengths 1-20] [--max-tokens 48]
         [--out benchmarks/results/length_select.json] [--rows FILE.jsonl] [--analyse-only]
+        [--prior-only 48,24]
 
 Per HumanEval single-line task (``--limit`` evenly spaced) this records, with the engine's own
 code (engine/length.py, the scheduler, the sandbox of benchmarks/humaneval):
@@ -21,6 +22,10 @@ similarity, how often it picks ``n*`` exactly / within one token, and how many c
 decodes (its cost). A policy scored here decodes the same fills the engine would, so its
 figures are what ``benchmarks.quality --decode length=...`` gets on these tasks. Prints a table,
 writes ``--out`` and ends with one JSON line.
+
+``--prior-only 48,24`` records only ``n*`` and the stop curve at those span budgets (one forward
+per task and budget, no decoding) and scores the prior's rule at several levels, absolute or a
+share of the curve's top: exact length, within 1 and 2 tokens, mean signed and absolute error.
 """
 
 from __future__ import annotations
@@ -164,8 +169,9 @@ Policy = Callable[[dict], tuple[list[dict], dict]]  # row -> (candidates decoded
 
 
 def among(row: dict, lengths) -> list[dict]:
-    want = set(lengths)
-    return [c for c in row["cands"] if c["n"] in want]
+    """The decoded candidates of ``lengths`` (a length not decoded: the nearest one), shortest first."""
+    picked = {nearest(row, n, 1)[0]["n"] for n in lengths}
+    return [c for c in row["cands"] if c["n"] in picked]
 
 
 def nearest(row: dict, n: int, k: int) -> list[dict]:
@@ -268,6 +274,7 @@ class Args:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.length_select", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default=None, help="model directory (default: the embedded model)")
     p.add_argument("--limit", type=int, default=120, help="HumanEval single-line tasks, evenly spaced")
     p.add_argument("--lengths", default="1-20", help="candidate lengths decoded per task (e.g. 1-20 or 3,5,8)")
     p.add_argument("--max-tokens", type=int, default=48, help="span budget (the prior's all-mask canvas)")
@@ -290,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         from engine import Engine
 
-        engine = Engine.load()
+        engine = Engine.load(ns.model)
         have = {r["task_id"] for r in done}
         probs = humaneval.take_subset(humaneval.load_benchmark("single-line"), args.limit)
         args.rows.parent.mkdir(parents=True, exist_ok=True)
@@ -315,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
               "tasks": len(done), "lengths": args.lengths, "max_tokens": args.max_tokens,
               "rows": args.rows.name, "policies": table}
     write_atomic(args.out, json.dumps(result, indent=2) + "\n")
-    keys = ("oracle", "search7_join1", "prior0.5")
+    keys = ("oracle", "search7_join1", "prior0.3")
     print(json.dumps({k: table[k]["pass@1"] for k in keys if k in table}))
     return 0
 
@@ -327,7 +334,7 @@ def prior_only(ns: argparse.Namespace, budgets: list[int], argv: list[str] | Non
     if ns.analyse_only:
         rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
     else:
-        engine = Engine.load()
+        engine = Engine.load(ns.model)
         probs = humaneval.take_subset(humaneval.load_benchmark("single-line"), ns.limit)
         rows = []
         for i, prob in enumerate(probs):
