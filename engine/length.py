@@ -34,6 +34,7 @@ suffix ends with a line break plus that indentation, so each length is whole lin
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 
 import torch
@@ -52,6 +53,7 @@ DEFAULT_LENGTHS: tuple[int, ...] = (3, 5, 7, 9, 12, 16, 22)
 JOIN_TOKENS = 4  # suffix tokens scored by the join term: the start of the next line and its indentation
 JOIN_WEIGHT = 1.0  # weight of the join term against the mean log-confidence (chosen on benchmarks/quality)
 CONF_FLOOR = 1e-9  # confidences are clamped here before log()
+BLANK_TAIL = re.compile(r"\n(?:[ \t]*\n)+\Z")  # a line break followed by blank lines, at the end
 # The length prior: the span ends at the first offset where the all-mask canvas' stop probability
 # reaches this share of its highest value in the span. Training pads every middle with 0..max_pad
 # padding tokens, so the stop probability climbs past the true end slowly and tops out lower in a
@@ -113,9 +115,22 @@ def plan(canvas: Canvas, opts: InfillOptions) -> list[Canvas]:
     return [replace(canvas, span_len=n + extra) for n in lengths if n > 0]
 
 
-def prior_finish(result: InfillResult, canvas: Canvas) -> InfillResult:
-    """A fill the prior sized ends where the model put the end ("stop"), unless the prior took
-    the whole ``max_tokens`` budget of ``canvas`` ("length", as a free-length span)."""
+def prior_finish(tok: Tokenizer, result: InfillResult, canvas: Canvas) -> InfillResult:
+    """A fill the prior sized, as a free-length span would have ended it.
+
+    * Its trailing blank lines are dropped (the line break ending its last text line is kept):
+      a fixed length past the true end is filled with line breaks, which a stop token would
+      have ended; its tokens and confidences are cut to the ones that spell the text left.
+    * It ends where the model put the end ("stop"), unless the prior took the whole
+      ``max_tokens`` budget of ``canvas`` ("length", as a free-length span)."""
+    text = BLANK_TAIL.sub("\n", result.text)
+    if text != result.text:
+        need, have, n = len(canvas.heal_bytes) + len(text.encode("utf-8")), 0, 0
+        while n < len(result.token_ids) and have < need:
+            have += len(tok.token_bytes[result.token_ids[n]])
+            n += 1
+        return replace(result, text=text, token_ids=result.token_ids[:n], confidences=result.confidences[:n],
+                       stop_reason="stop")
     if result.stop_reason == "length" and len(result.token_ids) < canvas.span_len:
         return replace(result, stop_reason="stop")
     return result

@@ -104,6 +104,24 @@ def test_prior_decodes_the_fixed_length_fill_its_first_full_step_sizes(tiny):
     assert 1 <= n <= 16
     got = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="prior", context_reuse=False))
     fixed = tiny.infill(PREFIX, SUFFIX, n, L.candidate_options(InfillOptions(context_reuse=False)))
-    assert got.text == fixed.text and got.token_ids == fixed.token_ids
+    want = L.prior_finish(tiny.tokenizer, fixed, canvas)  # as the engine finishes a prior-sized fill
+    assert got.text == want.text and got.token_ids == want.token_ids
     assert got.forwards == fixed.forwards + 1  # the sizing step commits nothing
-    assert got.stop_reason == ("stop" if n < 16 else "length")
+    assert got.stop_reason == ("stop" if n < 16 or want.text != fixed.text else "length")
+
+
+def test_prior_finish_drops_trailing_blank_lines_with_their_tokens(tiny):
+    from engine.types import InfillResult
+
+    tok = tiny.tokenizer
+    ids = tok.encode("x = 1\n\n\n  \n")
+    r = InfillResult(tok.decode(ids), ids, [0.5] * len(ids), 3, 3, False, 10, "length")
+    canvas = Canvas([1], [2], span_len=len(ids), heal_bytes=b"", trimmed=False)
+    got = L.prior_finish(tok, r, canvas)
+    assert got.text == "x = 1\n" and got.stop_reason == "stop"
+    assert tok.decode(got.token_ids).startswith("x = 1\n") and len(got.confidences) == len(got.token_ids)
+    assert not tok.decode(got.token_ids).startswith("x = 1\n\n")
+    kept = InfillResult("x = 1\n", ids, [0.5] * len(ids), 3, 3, False, 10, "length")
+    assert L.prior_finish(tok, kept, canvas).stop_reason == "length"  # the whole budget: as free length
+    short = Canvas([1], [2], span_len=len(ids) + 4, heal_bytes=b"", trimmed=False)
+    assert L.prior_finish(tok, kept, short).stop_reason == "stop"
