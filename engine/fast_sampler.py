@@ -4,9 +4,8 @@ span growth, and batched steps over requests in different phases.
 How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
 
 * The span starts at ``initial_span`` masks (not ``max_tokens``) and is decoded **block by
-  block**, left to right. When every block is decided and no stop token (padding/EOS) ended
-  the span, it **grows** by another block, up to ``max_tokens``: short completions stay cheap,
-  long ones remain possible.
+  block**, left to right; when all are decided and no stop token (padding/EOS) ended the span,
+  it **grows** by a block, up to ``max_tokens`` (short completions stay cheap).
 * At the start of a block the whole canvas runs once (a *full* step) and the keys/values of
   every position outside the block — prefix, earlier blocks, later masks, suffix — are kept
   (the **dual cache**). The following steps recompute only the block's positions, attending to
@@ -15,16 +14,14 @@ How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
 * Each step commits every undecided block position whose confidence is ``>= threshold``, and
   at least ``min_per_step`` (the most confident: a small model is rarely confident), or with
   ``threshold=None`` a fixed count that spreads the block over ``steps_per_block`` steps.
-* With the length prior (``length="prior"``, engine/length.py) the first full step of the
-  all-mask ``max_tokens`` span only sizes it: the request then decodes a fixed-length fill.
+* The length prior (engine/length.py): the first full step of the all-mask span sizes it.
 * The commit rule, padding order, boundary healing and single-line end are the decoding
   core's (engine/decode.py), so at temperature 0 with one token per step, no cache, no blocks
   and no growth (``engine.options.exact_options()``), this sampler reproduces the reference
-  exactly. The schedule (block size, threshold, ...) comes from ``InfillOptions.schedule()``.
+  exactly. The schedule comes from ``InfillOptions.schedule()``.
 
-Batching: ``FastDecoder.step(states)`` advances any set of requests by one step: the block
-steps in one forward (padded, hidden by key masks), the full steps in forwards of canvases of
-similar length (``full_step_groups``: compute-bound on a CPU, launch-bound on a GPU).
+Batching: ``FastDecoder.step(states)`` advances any set of requests by one step: block steps
+in one padded forward, full steps grouped by canvas length (``full_step_groups``).
 """
 
 from __future__ import annotations
@@ -33,6 +30,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -103,12 +101,15 @@ class DecodeState:
         return (self.ctx_kv is None or self.opts.cache == "none"
                 or (every > 0 and self.steps_since_full >= every))
 
-    def size_span(self, canvas: Canvas, mask_id: int) -> None:
-        """The length prior sized the span: from here on a fixed-length fill of ``canvas``."""
-        self.canvas, self.max_span, self.prior, self.ctx_kv = canvas, canvas.span_len, False, None
-        self.spans = SpanState.new(canvas.layout(mask_id), self.spans.device)
-        self.opts = _length.candidate_options(self.opts)
-        self.schedule = self.opts.schedule()
+    def size_span(self, canvas: Canvas | None, mask_id: int) -> bool:
+        """The length prior: a fixed-length fill of ``canvas`` from here (True); None: free length."""
+        self.prior = False
+        if canvas is not None:
+            self.canvas, self.max_span, self.ctx_kv = canvas, canvas.span_len, None
+            self.spans = SpanState.new(canvas.layout(mask_id), self.spans.device)
+            self.opts = _length.candidate_options(self.opts)
+            self.schedule = self.opts.schedule()
+        return canvas is not None
 
     def query_window(self, shift: bool) -> tuple[int, int]:
         """Canvas positions whose outputs decide the block (one earlier when logits shift)."""
@@ -141,6 +142,7 @@ class FastDecoder:
         self.stop_ids = torch.tensor(tok.stop_ids, device=self.device)
         self.pad_share = FULL_STEP_PAD_SHARE.get(self.device.type, math.inf)
         self.context_cache = ContextCache()  # prefix keys/values reused across requests
+        self.sized = partial(_length.sized, model, tok)  # the length prior (engine/length.py)
 
     # ------------------------------------------------------------------ requests
     def start(self, canvas: Canvas, opts: InfillOptions, cancel: CancelToken | None = None,
@@ -226,9 +228,9 @@ class FastDecoder:
             if s.opts.cache == "dual" and kv is not None:
                 self._keep_context(s, [(k[i:i + 1, :, : lengths[i]], v[i:i + 1, :, : lengths[i]])
                                        for k, v in kv], reuses=0)
-            if s.prior:  # the length prior's full step sizes the span and commits nothing
-                s.size_span(_length.sized(self.model, self.tok, s.canvas, hidden[i], 0), self.tok.mask_id)
-            elif s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
+            if s.prior and s.size_span(self.sized(s.canvas, hidden[i], 0), self.tok.mask_id):
+                continue  # the step sized the span: nothing to commit
+            if s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
                 logits = self.model.lm_head(hidden[i:i + 1, : lengths[i]])[0, lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
             else:
@@ -253,9 +255,7 @@ class FastDecoder:
         s.forwards += 1
         s.steps_since_full = 0
         self._keep_context(s, join_kv(reuse.kv, kv), reuses=reuse.reuses + 1)
-        if s.prior:
-            s.size_span(_length.sized(self.model, self.tok, s.canvas, hidden[0], c), self.tok.mask_id)
-        else:
+        if not (s.prior and s.size_span(self.sized(s.canvas, hidden[0], c), self.tok.mask_id)):
             self._decide(s, hidden=self._align(s, hidden[0, lo - c:hi - c]))
 
     def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:

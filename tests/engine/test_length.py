@@ -93,14 +93,19 @@ def test_prior_applies_only_to_free_length_fast_decoding():
     assert not L.prior_applies(InfillOptions(length="prior", sampler="reference"))
 
 
-def test_prior_decodes_the_fixed_length_fill_its_first_full_step_sizes(tiny):
+def _all_mask_hidden(engine: Engine, canvas: Canvas):
     import torch
 
-    canvas = _canvas(tiny, 16)
-    ids = torch.tensor(canvas.ids(tiny.tokenizer.mask_id))[None]
+    ids = torch.tensor(canvas.ids(engine.tokenizer.mask_id))[None]
     with torch.inference_mode():
-        hidden, _ = tiny.model.forward_hidden(ids)
-    n = L.sized(tiny.model, tiny.tokenizer, canvas, hidden[0], 0).span_len - (1 if canvas.heal_bytes else 0)
+        return engine.model.forward_hidden(ids)[0][0]  # [L, D]
+
+
+def test_prior_decodes_the_fixed_length_fill_its_first_full_step_sizes(tiny, monkeypatch):
+    monkeypatch.setattr(L, "PRIOR_MIN_TOP", 0.0)  # a random tiny model hardly predicts a stop
+    canvas = _canvas(tiny, 16)
+    n = L.sized(tiny.model, tiny.tokenizer, canvas, _all_mask_hidden(tiny, canvas), 0).span_len \
+        - (1 if canvas.heal_bytes else 0)
     assert 1 <= n <= 16
     got = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="prior", context_reuse=False))
     fixed = tiny.infill(PREFIX, SUFFIX, n, L.candidate_options(InfillOptions(context_reuse=False)))
@@ -125,3 +130,11 @@ def test_prior_finish_drops_trailing_blank_lines_with_their_tokens(tiny):
     assert L.prior_finish(tok, kept, canvas).stop_reason == "length"  # the whole budget: as free length
     short = Canvas([1], [2], span_len=len(ids) + 4, heal_bytes=b"", trimmed=False)
     assert L.prior_finish(tok, kept, short).stop_reason == "stop"
+
+
+def test_prior_that_sees_no_end_decodes_free_length_at_no_extra_cost(tiny):
+    canvas = _canvas(tiny, 16)
+    assert L.sized(tiny.model, tiny.tokenizer, canvas, _all_mask_hidden(tiny, canvas), 0) is None  # stop p tiny
+    got = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="prior", context_reuse=False))
+    free = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="off", context_reuse=False))
+    assert (got.text, got.token_ids, got.forwards) == (free.text, free.token_ids, free.forwards)
