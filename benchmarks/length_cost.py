@@ -1,12 +1,15 @@
 """What the length policy costs in latency: the language server's single-line case, A/B in one run.
 
     python -m benchmarks.length_cost [--requests 40] [--max-tokens 24] [--preset balanced]
-        [--variant NAME=off|search[:N1,N2,...] ...] [--out benchmarks/results/length_cost.json]
+        [--variant NAME=off|prior|search[:N1,N2,...] ...] [--out benchmarks/results/length_cost.json]
 
 Every request is a HumanEval single-line prefix/suffix decoded as the language server decodes a
 line span (``single_line=True``, the line budget of ``max_tokens``, the given preset). Each
 variant is one ``engine.infill`` setting: ``off`` (one span that padding/EOS may end),
-``search`` (engine/length.py's candidate lengths) or ``search:4,8,14`` (those candidates). The
+``prior`` (the length prior sizes the span, engine/length.py), ``search`` (engine/length.py's
+candidate lengths) or ``search:4,8,14`` (those candidates). Every request starts cold: the
+context cache (engine/context_cache.py) is cleared before it, so that no variant reuses the
+prefix keys/values the variant before it computed for the same prompt. The
 variants run interleaved, prompt by prompt (A, B, C, A, B, C, ...), so that the load of a shared
 machine falls on all of them alike; one untimed warm-up round first. Prints a table (latency
 p50/p95/mean, forwards per request, mean candidates), writes ``--out`` and ends with one JSON
@@ -26,15 +29,15 @@ from benchmarks.engine_speed import percentile
 from benchmarks.report import git_state, write_atomic
 
 LINE_SPAN_TOKENS = 24  # the language server's span budget for a line (mercury_lsp SpanTokens.line)
-DEFAULT_VARIANTS = ("off=off", "search=search", "search3=search:4,8,14")
+DEFAULT_VARIANTS = ("off=off", "prior=prior", "search=search", "search3=search:4,8,14")
 
 
 def parse_variant(spec: str) -> tuple[str, dict]:
-    """``name=off`` / ``name=search`` / ``name=search:4,8,14`` -> (name, InfillOptions fields)."""
+    """``name=off`` / ``name=prior`` / ``name=search`` / ``name=search:4,8,14`` -> (name, InfillOptions fields)."""
     name, sep, value = spec.partition("=")
     policy, _, cands = value.partition(":")
-    if not sep or not name.isidentifier() or policy not in ("off", "search"):
-        raise SystemExit(f"length_cost: --variant expects NAME=off|search[:N1,N2,...], got {spec!r}")
+    if not sep or not name.isidentifier() or policy not in ("off", "prior", "search") or (cands and policy != "search"):
+        raise SystemExit(f"length_cost: --variant expects NAME=off|prior|search[:N1,N2,...], got {spec!r}")
     fields: dict = {"length": policy}
     if cands:
         try:
@@ -74,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     forwards: dict[str, int] = dict.fromkeys(options, 0)
     for prob in problems:
         for name, o in options.items():
+            engine.scheduler.decoder.context_cache.clear()
             t0 = time.perf_counter()
             r = engine.infill(prob.prompt, prob.suffix, args.max_tokens, o)
             lat[name].append((time.perf_counter() - t0) * 1000)

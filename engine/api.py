@@ -198,6 +198,9 @@ class Engine:
             return results
         if not _length.applies(opts):
             futures = [self.scheduler.submit(c, opts, cancel, callback) for c in canvases]
+            if _length.prior_applies(opts):  # the prior sizes each span inside the decoder
+                return [_length.prior_finish(self.tokenizer, f.result(), c)
+                        for f, c in zip(futures, canvases, strict=True)]
             return [f.result() for f in futures]
         plans = [_length.plan(c, opts) for c in canvases]
         sub = _length.candidate_options(opts)

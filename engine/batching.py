@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from engine import length as _length
 from engine.canvas import Canvas
 from engine.context_cache import ContextCache
 from engine.decode import SpanState
@@ -61,6 +62,7 @@ class DecodeState:
     block_steps: int = 0
     done: bool = False
     error: Exception | None = None  # set (and done) when cancelled or past its deadline
+    prior: bool = False  # the first full step only sizes the span (the length prior, engine/length.py)
     t0: float = field(default_factory=time.perf_counter)
 
     @property
@@ -88,10 +90,26 @@ class DecodeState:
         return (self.ctx_kv is None or self.opts.cache == "none"
                 or (every > 0 and self.steps_since_full >= every))
 
+    def size_span(self, canvas: Canvas | None, mask_id: int) -> bool:
+        """The length prior: a fixed-length fill of ``canvas`` from here (True); None: free length."""
+        self.prior = False
+        if canvas is not None:
+            self.canvas, self.max_span, self.ctx_kv = canvas, canvas.span_len, None
+            self.spans = SpanState.new(canvas.layout(mask_id), self.spans.device)
+            self.opts = _length.candidate_options(self.opts)
+            self.schedule = self.opts.schedule()
+        return canvas is not None
+
     def query_window(self, shift: bool) -> tuple[int, int]:
         """Canvas positions whose outputs decide the block (one earlier when logits shift)."""
         lo = self.start + self.block_start - (1 if shift else 0)
         return max(0, lo), self.start + self.block_end - (1 if shift else 0)
+
+    def output_window(self, shift: bool) -> tuple[int, int]:
+        """Canvas positions whose outputs a full step reads: the block's, or the whole span's
+        while the length prior sizes it (the same first position)."""
+        lo, hi = self.query_window(shift)
+        return (lo, self.start + self.span_len - (1 if shift else 0)) if self.prior else (lo, hi)
 
 
 def full_step_groups(states: list[DecodeState], pad_share: float) -> list[list[DecodeState]]:

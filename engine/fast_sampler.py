@@ -4,29 +4,24 @@ span growth, and batched steps over requests in different phases.
 How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
 
 * The span starts at ``initial_span`` masks (not ``max_tokens``) and is decoded **block by
-  block**, left to right. When every block is decided and no stop token (padding/EOS) ended
-  the span, it **grows** by another block, up to ``max_tokens``: short completions stay cheap,
-  long ones remain possible.
+  block**, left to right; when all are decided and no stop token (padding/EOS) ended the span,
+  it **grows** by a block, up to ``max_tokens`` (short completions stay cheap).
 * At the start of a block the whole canvas runs once (a *full* step) and the keys/values of
   every position outside the block — prefix, earlier blocks, later masks, suffix — are kept
   (the **dual cache**). The following steps recompute only the block's positions, attending to
   the cached context. ``refresh_every=N`` forces a full step every N steps; ``cache="none"``
   makes every step a full step (the exact, uncached path).
-* Each step commits every undecided block position whose confidence is ``>= threshold`` — and
-  at least ``min_per_step`` of them, the most confident (a floor on parallelism: a small model
-  is rarely confident, and one token per step would make it slower than left-to-right
-  decoding) — or, with ``threshold=None``, a fixed count that spreads the block over
-  ``steps_per_block`` steps.
+* Each step commits every undecided block position whose confidence is ``>= threshold``, and
+  at least ``min_per_step`` (the most confident: a small model is rarely confident), or with
+  ``threshold=None`` a fixed count that spreads the block over ``steps_per_block`` steps.
+* The length prior (engine/length.py): the first full step of the all-mask span sizes it.
 * The commit rule, padding order, boundary healing and single-line end are the decoding
   core's (engine/decode.py), so at temperature 0 with one token per step, no cache, no blocks
   and no growth (``engine.options.exact_options()``), this sampler reproduces the reference
-  exactly. The schedule (block size, threshold, ...) comes from ``InfillOptions.schedule()``.
+  exactly. The schedule comes from ``InfillOptions.schedule()``.
 
-Batching: ``FastDecoder.step(states)`` advances any set of requests by one step, grouping the
-block steps into one forward (padded queries and padded cached context, hidden by key masks)
-and the full steps into forwards of canvases of similar length (``full_step_groups``): a full
-step is compute-bound on a CPU, where padding a short canvas to a long one's length costs its
-full price, while on a GPU it is launch-bound and one padded forward is cheapest.
+Batching: ``FastDecoder.step(states)`` advances any set of requests by one step: block steps
+in one padded forward, full steps grouped by canvas length (``full_step_groups``).
 """
 
 from __future__ import annotations
@@ -35,11 +30,13 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from engine import length as _length
 from engine.batching import BATCH_INVARIANT, FULL_STEP_PAD_SHARE, DecodeState, full_step_groups, slot_rows
 from engine.canvas import Canvas
 from engine.context_cache import ContextCache, Reuse, join_kv
@@ -69,6 +66,7 @@ class FastDecoder:
         self.pad_share = FULL_STEP_PAD_SHARE.get(self.device.type, math.inf)
         self.invariant = BATCH_INVARIANT.get(self.device.type, False)
         self.context_cache = ContextCache()  # prefix keys/values reused across requests
+        self.sized = partial(_length.sized, model, tok)  # the length prior (engine/length.py)
 
     # ------------------------------------------------------------------ requests
     def start(self, canvas: Canvas, opts: InfillOptions, cancel: CancelToken | None = None,
@@ -76,13 +74,14 @@ class FastDecoder:
         opts.validate()
         sched = opts.schedule()
         max_span = canvas.span_len
-        span = max_span if sched.initial_span == WHOLE_SPAN else min(max_span, sched.initial_span + (
+        prior = _length.prior_applies(opts)
+        span = max_span if prior or sched.initial_span == WHOLE_SPAN else min(max_span, sched.initial_span + (
             1 if canvas.heal_bytes else 0))
         first = replace(canvas, span_len=span)
         return DecodeState(canvas=first, opts=opts, schedule=sched, max_span=max_span,
                            spans=SpanState.new(first.layout(self.tok.mask_id), self.device),
                            generator=make_generator(opts.seed, self.device), cancel=cancel,
-                           callback=callback,
+                           callback=callback, prior=prior,
                            own_context=ContextCache(replace(self.context_cache.policy, max_entries=1),
                                                     stats=self.context_cache.stats))
 
@@ -144,13 +143,14 @@ class FastDecoder:
             key_mask[i, : lengths[i]] = True
         want_kv = any(s.opts.cache == "dual" for s in states)
         windows = [s.query_window(self.shift) for s in states]
+        outputs = [s.output_window(self.shift) for s in states]
         rows = None  # the exact path (cache "none") keeps the reference's full forward
         if all(s.opts.cache == "dual" for s in states):  # only the windows' outputs are read
-            W = max(hi - lo for lo, hi in windows)
+            W = max(hi - lo for lo, hi in outputs)
             if self.invariant:
                 W = slot_rows(W)  # whole GEMM row slots, as alone
             rows = torch.stack([(torch.arange(W, device=self.device) + lo).clamp_(max=n - 1)
-                                for (lo, _), n in zip(windows, lengths, strict=True)])  # [B, W]
+                                for (lo, _), n in zip(outputs, lengths, strict=True)])  # [B, W]
         if self.invariant:
             hidden, kv = self.model.forward_hidden(batch, return_kv=want_kv, lengths=(lengths, None),
                                                    rows=rows)  # [B, L or W, D]
@@ -166,6 +166,8 @@ class FastDecoder:
             if s.opts.cache == "dual" and kv is not None:
                 self._keep_context(s, [(k[i:i + 1, :, : lengths[i]], v[i:i + 1, :, : lengths[i]])
                                        for k, v in kv], reuses=0)
+            if s.prior and s.size_span(self.sized(s.canvas, hidden[i], 0 if rows is None else lo), self.tok.mask_id):
+                continue  # the step sized the span: nothing to commit
             if s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
                 logits = self._lm_head(hidden[i, : lengths[i]])[lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
@@ -192,14 +194,16 @@ class FastDecoder:
         c, length = reuse.length, int(s.ids.numel())
         pos = torch.arange(c, length, device=self.device)[None]  # [1, L - c]
         lo, hi = s.query_window(self.shift)
-        rows = torch.arange(lo - c, hi - c, device=self.device)[None]  # [1, W]: the window's outputs only
+        out_hi = s.output_window(self.shift)[1]
+        rows = torch.arange(lo - c, out_hi - c, device=self.device)[None]  # [1, W]: the window's outputs only
         hidden, kv = self.model.forward_hidden(s.ids[None, c:], pos, ctx_kv=reuse.kv, return_kv=True, rows=rows,
                                                lengths=([length - c], [c]) if self.invariant else None)
         self.context_cache.stats.computed_tokens += length - c
         s.forwards += 1
         s.steps_since_full = 0
         self._keep_context(s, join_kv(reuse.kv, kv), reuses=reuse.reuses + 1)
-        self._decide(s, hidden=self._align(s, hidden[0]))
+        if not (s.prior and s.size_span(self.sized(s.canvas, hidden[0], lo), self.tok.mask_id)):
+            self._decide(s, hidden=self._align(s, hidden[0, : hi - lo]))
 
     def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
         """After a full step: the block's dual cache (every position outside the query window)

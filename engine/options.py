@@ -18,7 +18,7 @@ Sampler = Literal["fast", "reference"]
 Preset = Literal["fast", "balanced", "quality"]
 Confidence = Literal["max_prob", "margin", "neg_entropy"]
 Cache = Literal["dual", "none"]
-Length = Literal["search", "off"]
+Length = Literal["prior", "search", "off"]
 
 SAMPLERS: tuple[str, ...] = get_args(Sampler)
 PRESET_NAMES: tuple[str, ...] = get_args(Preset)
@@ -82,11 +82,13 @@ class InfillOptions:
     min_per_step: int | None = None
     initial_span: int | None = None  # WHOLE_SPAN (0): no growth, all max_tokens masks at once
     refresh_every: int | None = None
-    # Length policy (engine/length.py): "search" decodes the candidate span lengths as one batch
-    # and keeps the fill the model scores best; "off" lets padding/EOS end one long span.
-    # "off" by default: on the language server's line spans search gained nothing measurable and cost
-    # 5.5x the p50 latency on 2 cores (README, "Length-aware decoding"); an opt-in for the rest.
-    length: Length = "off"
+    # Length policy (engine/length.py): "prior" (the default) sizes the span from the model's stop
+    # probabilities in its first full step, then decodes that fixed length (HumanEval single-line:
+    # 14 tasks passed against 2 with free length, 78 % of the oracle length's pass@1, no slower;
+    # README, "Length-aware decoding"); "search" decodes candidate lengths as one batch and keeps the fill
+    # the model scores best (an opt-in: more passes, less similar lines, 7.5x the cost); "off" lets
+    # padding/EOS end one long span.
+    length: Length = "prior"
     length_candidates: tuple[int, ...] | None = None  # None: engine.length.DEFAULT_LENGTHS
 
     def validate(self) -> None:

@@ -92,6 +92,8 @@ class EngineSession:
                   "context_scope": spec.context_scope}
         if spec.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
             fields["sampler"] = spec.sampler
+        if spec.length != "auto":
+            fields["length"] = spec.length
         options = InfillOptions(**fields)
         t0 = time.perf_counter()
         result: InfillResult = self._engine.infill(spec.prefix, spec.suffix, spec.max_tokens, options,

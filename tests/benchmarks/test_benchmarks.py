@@ -187,3 +187,51 @@ def test_compare_tasks_counts_identical_and_one_sided_passes(tmp_path, capsys):
     assert (head["tasks"], head["identical"], head["a_passed"], head["b_passed"]) == (2, 1, 1, 1)
     assert head["only_a_passed"] == ["t1"] and head["only_b_passed"] == ["t2"]
     assert compare_tasks.main([str(a), str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_length_select_records_every_candidate_and_scores_the_policies(tiny, tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import length_select
+
+    out = tmp_path / "select.json"
+    assert length_select.main(["--model", str(tiny), "--limit", "2", "--lengths", "1-3", "--max-tokens", "8",
+                               "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "select.rows.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all([c["n"] for c in r["cands"]] == [1, 2, 3] for r in rows)
+    assert all(len(r["stop_curve"]) == 8 + r["heal"] for r in rows)
+    policies = json.loads(out.read_text())["policies"]
+    assert policies["prior0.3"]["candidates"] == 1 and policies["search_all_join1"]["candidates"] == 3
+    assert set(_last_json(capsys.readouterr().out)) == {"oracle", "search7_join1", "prior0.3"}
+    prior = tmp_path / "prior.json"
+    assert length_select.main(["--model", str(tiny), "--limit", "2", "--prior-only", "8,4", "--out", str(prior)]) == 0
+    levels = json.loads(prior.read_text())["levels"]
+    assert {"budget8_rel0.3", "budget4_abs0.3"} <= set(levels)
+    assert all(0 <= v["hit"] <= v["within1"] <= v["within2"] <= 1 for v in levels.values())
+
+
+def test_length_table_puts_quality_runs_side_by_side(tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import length_table
+
+    probs = humaneval.load_benchmark("single-line")[:2]
+
+    def run(name: str, completions: list[str], passed: list[bool]) -> str:
+        summary = {"command": [name], "git": {}, "decode": {}, "benchmarks": {"single-line": {
+            "tasks": 2, "passed": sum(passed), "pass@1": sum(passed) / 2, "exact_match": 0.0}}}
+        (tmp_path / f"{name}.json").write_text(json.dumps(summary))
+        (tmp_path / f"{name}.tasks.jsonl").write_text("".join(
+            json.dumps({"run": "main", "benchmark": "single-line", "task_id": p.task_id, "passed": ok,
+                        "completion": c, "ms": 10.0}) + "\n" for p, c, ok in zip(probs, completions, passed, strict=True)))
+        return f"{name}={tmp_path / name}.json"
+
+    oracle = run("oracle", [p.canonical_solution for p in probs], [True, True])
+    prior = run("prior", [probs[0].canonical_solution, ""], [True, False])
+    out = tmp_path / "table.json"
+    assert length_table.main(["--row", oracle, "--row", prior, "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert rows["prior"]["share_of_ceiling"] == 0.5 and rows["prior"]["passed_also_by_ceiling"] == 1
+    assert rows["oracle"]["edit_sim"] == 1.0 and rows["prior"]["blank"] == 1
+    assert (tmp_path / "table.md").read_text().startswith("| length |")
+    assert _last_json(capsys.readouterr().out)["prior_share_of_oracle"] == 0.5

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 ALPHABET = "ab_ (:\n=é€😀"  # ASCII, 2- and 3-byte UTF-8, an astral character
 MAX_TOKENS = 6
-# One block over the whole span: one full step per request (the cached context is then exactly
-# the one a fresh full step computes when the canvas repeats).
-ONE_BLOCK = InfillOptions(initial_span=WHOLE_SPAN, block_size=64)
+# One block over the whole span of free length: one full step per request (the cached context
+# is then exactly the one a fresh full step computes when the canvas repeats).
+ONE_BLOCK = InfillOptions(initial_span=WHOLE_SPAN, block_size=64, length="off")
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_reusing_the_same_context_reproduces_the_uncached_answer(engine):
     assert dec.context_cache.stats.hits == 1
     assert again.token_ids == plain.token_ids
     assert dec.context_cache.stats.computed_tokens - computed < computed  # the prefix was not recomputed
-    off = dec.run([dec.start(canvas, InfillOptions(initial_span=WHOLE_SPAN, block_size=64, context_reuse=False))])[0]
+    off = dec.run([dec.start(canvas, InfillOptions(initial_span=WHOLE_SPAN, block_size=64, context_reuse=False, length="off"))])[0]
     assert off.token_ids == plain.token_ids
 
 

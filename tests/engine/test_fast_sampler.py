@@ -55,7 +55,7 @@ def test_uncached_one_token_per_step_reproduces_reference(engine):
 def test_engine_api_exact_path_matches_reference(engine):
     for prefix, suffix in CASES[:3]:
         ref = engine.infill(prefix, suffix, 10, options=InfillOptions(sampler="reference"))
-        fast = engine.infill(prefix, suffix, 10, options=InfillOptions(sampler="fast", threshold=1.0, min_per_step=1, block_size=10**6, cache="none"))
+        fast = engine.infill(prefix, suffix, 10, options=InfillOptions(sampler="fast", threshold=1.0, min_per_step=1, block_size=10**6, cache="none", length="off"))
         assert fast.token_ids == ref.token_ids
 
 
@@ -82,7 +82,7 @@ def test_span_grows_block_by_block_up_to_max_tokens(engine):
     """A random model never emits padding: the span must grow to max_tokens and stop there."""
     dec = FastDecoder(engine.model, engine.tokenizer)
     canvas = build_canvas(engine.tokenizer, "x = ", "", 13, engine.context_tokens)
-    opts = InfillOptions(block_size=4, initial_span=4, steps=2)
+    opts = InfillOptions(block_size=4, initial_span=4, steps=2, length="off")
     seen_spans = []
     state = dec.start(canvas, opts, callback=lambda ev: seen_spans.append(len(ev.span_ids)))
     result = dec.run([state])[0]
@@ -97,16 +97,16 @@ def test_span_grows_block_by_block_up_to_max_tokens(engine):
 def test_threshold_commits_many_tokens_per_step(engine):
     dec = FastDecoder(engine.model, engine.tokenizer)
     canvas = build_canvas(engine.tokenizer, "x = ", "", 15, engine.context_tokens)
-    every = dec.run([dec.start(canvas, InfillOptions(block_size=8, threshold=1e-9, min_per_step=1, initial_span=0))])[0]
+    every = dec.run([dec.start(canvas, InfillOptions(block_size=8, threshold=1e-9, min_per_step=1, initial_span=0, length="off"))])[0]
     assert every.steps == math.ceil(canvas.span_len / 8)  # one step per block
-    one = dec.run([dec.start(canvas, InfillOptions(block_size=8, threshold=1.0, min_per_step=1, initial_span=0))])[0]
+    one = dec.run([dec.start(canvas, InfillOptions(block_size=8, threshold=1.0, min_per_step=1, initial_span=0, length="off"))])[0]
     assert one.steps == canvas.span_len  # nothing reaches 1.0: the top one each step
 
 
 def test_min_per_step_is_a_floor_on_parallelism(engine):
     dec = FastDecoder(engine.model, engine.tokenizer)
     canvas = build_canvas(engine.tokenizer, "x = ", "", 14, engine.context_tokens)
-    opts = InfillOptions(block_size=10**6, threshold=1.0, min_per_step=3, initial_span=0)
+    opts = InfillOptions(block_size=10**6, threshold=1.0, min_per_step=3, initial_span=0, length="off")
     result = dec.run([dec.start(canvas, opts)])[0]
     assert result.steps == math.ceil(canvas.span_len / 3)  # nothing reaches 1.0: three per step
 
@@ -118,7 +118,7 @@ def test_dual_cache_steps_recompute_only_the_block(engine):
     seen: list[int] = []
     hook = engine.model.embed_tokens.register_forward_hook(lambda m, i, o: seen.append(i[0].shape[1]))
     try:
-        result = dec.run([dec.start(canvas, InfillOptions(block_size=16, steps=16, initial_span=0))])[0]
+        result = dec.run([dec.start(canvas, InfillOptions(block_size=16, steps=16, initial_span=0, length="off"))])[0]
     finally:
         hook.remove()
     rows = slot_rows if dec.invariant else (lambda n: n)  # batch-invariant CPU steps fill whole GEMM row slots
@@ -137,7 +137,8 @@ def test_cancel_stops_within_one_step(engine):
             token.cancel()
 
     with pytest.raises(CancelledError):
-        engine.infill("x = ", "", 40, options=InfillOptions(sampler="fast", preset="quality"), cancel=token, callback=on_step)
+        engine.infill("x = ", "", 40, options=InfillOptions(sampler="fast", preset="quality", length="off"), cancel=token,
+                      callback=on_step)
     assert steps == [1, 2]
 
 
@@ -217,7 +218,7 @@ def test_int8_quantized_engine_keeps_fast_equal_to_reference(tmp_path):
         assert eng.dtype == torch.float32
         for prefix, suffix in CASES[:3]:
             ref = eng.infill(prefix, suffix, 8, options=InfillOptions(sampler="reference"))
-            fast = eng.infill(prefix, suffix, 8, options=InfillOptions(sampler="fast", threshold=1.0, min_per_step=1, block_size=10**6, cache="none"))
+            fast = eng.infill(prefix, suffix, 8, options=InfillOptions(sampler="fast", threshold=1.0, min_per_step=1, block_size=10**6, cache="none", length="off"))
             assert fast.token_ids == ref.token_ids
     finally:
         eng.close()

@@ -73,3 +73,68 @@ def _canvas(engine: Engine, max_tokens: int) -> Canvas:
     from engine.canvas import build_canvas
 
     return build_canvas(engine.tokenizer, PREFIX, SUFFIX, max_tokens, engine.context_tokens, True)
+
+
+# ---------------------------------------------------------------------------- the length prior
+def test_prior_length_is_the_first_content_offset_reaching_the_level():
+    import torch
+
+    curve = torch.tensor([0.0, 0.1, 0.2, 0.45, 0.6, 0.8])  # the level is a share of the top (0.8)
+    assert L.prior_length(curve, heal_extra=0, level=0.5) == 3
+    assert L.prior_length(curve, heal_extra=1, level=0.5) == 2  # offset 0 is the healed token
+    assert L.prior_length(curve, heal_extra=0, level=1.0) == 5
+    assert L.prior_length(torch.tensor([0.9, 0.9]), heal_extra=0, level=0.5) == 1  # at least one token
+
+
+def test_prior_applies_only_to_free_length_fast_decoding():
+    assert L.prior_applies(InfillOptions(length="prior"))
+    assert not L.prior_applies(InfillOptions(length="off"))
+    assert not L.prior_applies(InfillOptions(length="prior", allow_stop=False))
+    assert not L.prior_applies(InfillOptions(length="prior", sampler="reference"))
+
+
+def _all_mask_hidden(engine: Engine, canvas: Canvas):
+    import torch
+
+    ids = torch.tensor(canvas.ids(engine.tokenizer.mask_id))[None]
+    with torch.inference_mode():
+        return engine.model.forward_hidden(ids)[0][0]  # [L, D]
+
+
+def test_prior_decodes_the_fixed_length_fill_its_first_full_step_sizes(tiny, monkeypatch):
+    monkeypatch.setattr(L, "PRIOR_MIN_TOP", 0.0)  # a random tiny model hardly predicts a stop
+    canvas = _canvas(tiny, 16)
+    n = L.sized(tiny.model, tiny.tokenizer, canvas, _all_mask_hidden(tiny, canvas), 0).span_len \
+        - (1 if canvas.heal_bytes else 0)
+    assert 1 <= n <= 16
+    got = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="prior", context_reuse=False))
+    fixed = tiny.infill(PREFIX, SUFFIX, n, L.candidate_options(InfillOptions(context_reuse=False)))
+    want = L.prior_finish(tiny.tokenizer, fixed, canvas)  # as the engine finishes a prior-sized fill
+    assert got.text == want.text and got.token_ids == want.token_ids
+    assert got.forwards == fixed.forwards + 1  # the sizing step commits nothing
+    assert got.stop_reason == ("stop" if n < 16 or want.text != fixed.text else "length")
+
+
+def test_prior_finish_drops_trailing_blank_lines_with_their_tokens(tiny):
+    from engine.types import InfillResult
+
+    tok = tiny.tokenizer
+    ids = tok.encode("x = 1\n\n\n  \n")
+    r = InfillResult(tok.decode(ids), ids, [0.5] * len(ids), 3, 3, False, 10, "length")
+    canvas = Canvas([1], [2], span_len=len(ids), heal_bytes=b"", trimmed=False)
+    got = L.prior_finish(tok, r, canvas)
+    assert got.text == "x = 1\n" and got.stop_reason == "stop"
+    assert tok.decode(got.token_ids).startswith("x = 1\n") and len(got.confidences) == len(got.token_ids)
+    assert not tok.decode(got.token_ids).startswith("x = 1\n\n")
+    kept = InfillResult("x = 1\n", ids, [0.5] * len(ids), 3, 3, False, 10, "length")
+    assert L.prior_finish(tok, kept, canvas).stop_reason == "length"  # the whole budget: as free length
+    short = Canvas([1], [2], span_len=len(ids) + 4, heal_bytes=b"", trimmed=False)
+    assert L.prior_finish(tok, kept, short).stop_reason == "stop"
+
+
+def test_prior_that_sees_no_end_decodes_free_length_at_no_extra_cost(tiny):
+    canvas = _canvas(tiny, 16)
+    assert L.sized(tiny.model, tiny.tokenizer, canvas, _all_mask_hidden(tiny, canvas), 0) is None  # stop p tiny
+    got = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="prior", context_reuse=False))
+    free = tiny.infill(PREFIX, SUFFIX, 16, InfillOptions(length="off", context_reuse=False))
+    assert (got.text, got.token_ids, got.forwards) == (free.text, free.token_ids, free.forwards)

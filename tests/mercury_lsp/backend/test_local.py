@@ -15,7 +15,8 @@ from mercury_lsp.engine_client import CancelToken, LoadSpec
 from mercury_lsp.schema import InfillSpec
 
 pytestmark = pytest.mark.asyncio
-LONG = InfillSpec(prefix="def add(a, b):\n    return ", suffix="\n", max_tokens=120, preset="quality")
+# A free-length span (no length prior): a random tiny model then runs it long.
+LONG = InfillSpec(prefix="def add(a, b):\n    return ", suffix="\n", max_tokens=120, preset="quality", length="off")
 SHORT = InfillSpec(prefix="x = ", suffix="\n", max_tokens=4)
 
 
