@@ -8,10 +8,11 @@ The traces (``benchmarks/typing_trace``) type back regions of held-out standard-
 jumps. Every key sends a ``didChange``; as an editor does, an ``inlineCompletion`` request goes
 out once the keyboard has been idle ``--debounce-ms``, and a pending one is cancelled by the
 next key. The same trace runs once per arm (a fresh daemon with that arm's settings):
-``before`` switches the new features off (typeahead, the incremental context cache),
-``typeahead`` switches only the context cache off, ``after`` is the shipped defaults and
-``after_one_thread`` the same with one torch thread (a core left to the editor),
-``after_prefetch`` the same with speculative prefetch on. Reported per arm:
+``before`` switches the new features off (typeahead, the incremental context cache,
+prefetch, the daemon's thread share),
+``typeahead`` switches the context cache and prefetch off, ``after`` is the shipped defaults
+(one torch thread per two cores, leaving the editor the rest), ``after_all_threads`` the same
+with one torch thread per core and ``after_no_prefetch`` the same with speculative prefetch off. Reported per arm:
 
 * p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
 * the share of word-pause points showing a suggestion within ``FAST_MS``;
@@ -45,12 +46,13 @@ ANSWER_WAIT_S = 30.0  # after the trace, a request still without a response is "
 TRACE_FILES = 3  # held-out files per run (each gets seconds / TRACE_FILES of typing)
 CANCELLED = -32800
 ARMS = {
-    # Typeahead off (the suggestion cache answers only exact repeats), no context reuse.
-    "before": {"typeahead": False, "contextCache": False},
-    "typeahead": {"contextCache": False},  # typeahead alone: what the incremental context cache adds
-    "after": {},  # shipped defaults (torch's thread count: one per core)
-    "after_one_thread": {"threads": 1},  # shipped defaults leaving the editor a core
-    "after_prefetch": {"prefetch": True},  # shipped defaults plus speculative prefetch
+    # Typeahead off (the suggestion cache answers only exact repeats), no context reuse, no
+    # prefetch, torch's thread count (one per core).
+    "before": {"typeahead": False, "contextCache": False, "prefetch": False, "threads": os.cpu_count() or 1},
+    "typeahead": {"contextCache": False, "prefetch": False},  # typeahead alone (and the thread default)
+    "after": {},  # shipped defaults (one torch thread per two cores: mercury_lsp.config.daemon_threads)
+    "after_all_threads": {"threads": os.cpu_count() or 1},  # shipped defaults but one thread per core
+    "after_no_prefetch": {"prefetch": False},  # shipped defaults without speculative prefetch
 }
 
 

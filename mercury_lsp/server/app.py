@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 from mercury_lsp import __version__
 from mercury_lsp.backend.lsp import engine_client_for, watch_backend
 from mercury_lsp.completion import CompletionService
-from mercury_lsp.config import Settings
+from mercury_lsp.config import Settings, daemon_threads
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
 from mercury_lsp.next_edit import handlers as next_edit_handlers
@@ -152,7 +152,7 @@ class MercuryServer(LanguageServer):
         s = self.current
         self._load_generation += 1
         gen = self._load_generation
-        spec = LoadSpec(s.model, s.device, s.dtype, s.threads, s.context.max_context_tokens)
+        spec = LoadSpec(s.model, s.device, s.dtype, daemon_threads(s.threads), s.context.max_context_tokens)
         loading = asyncio.ensure_future(self.engine.load(spec))
         self.status("loading", f"loading {s.model or 'the embedded model'}")
         token = await self._begin_progress()
