@@ -25,8 +25,12 @@ def server(tiny_model):
 
 
 @pytest.fixture(scope="module")
-def oai(server) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.url + "/v1", api_key="unused-on-loopback", max_retries=0)
+def oai(server):
+    # Closed here, not by the garbage collector: an SDK client's __del__ runs its transport's
+    # close (and logging) whenever a collection happens, which once fell inside another test's
+    # ast.parse and hit CPython 3.11.7's shared AST state (gh-106905).
+    with openai.OpenAI(base_url=server.url + "/v1", api_key="unused-on-loopback", max_retries=0) as client:
+        yield client
 
 
 def model_id(oai: openai.OpenAI) -> str:

@@ -81,11 +81,13 @@ def test_api_key_required(keyed_server):
     assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "invalid_api_key"
     assert httpx.get(url + "/v1/models").status_code == 401
     assert httpx.get(url + "/health").status_code == 200  # open: shows no user data
-    with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(base_url=url + "/v1", api_key="wrong-key-0123456789", max_retries=0).models.list()
-    client = openai.OpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0)
-    model = client.models.list().data[0].id
-    assert client.completions.create(model=model, prompt="x = ", max_tokens=4).object == "text_completion"
+    # SDK clients are closed here, never by the garbage collector (see tests/mercury_lsp/http/test_api.py)
+    with openai.OpenAI(base_url=url + "/v1", api_key="wrong-key-0123456789", max_retries=0) as wrong_client, \
+            pytest.raises(openai.AuthenticationError):
+        wrong_client.models.list()
+    with openai.OpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0) as client:
+        model = client.models.list().data[0].id
+        assert client.completions.create(model=model, prompt="x = ", max_tokens=4).object == "text_completion"
     assert keyed_server.alive
 
 
