@@ -35,6 +35,7 @@ from pathlib import Path
 import torch
 
 from benchmarks import humaneval
+from benchmarks.report import pyplot
 from engine import Engine
 from engine.canvas import build_canvas
 from engine.fast_sampler import FastDecoder
@@ -112,12 +113,8 @@ def decode_curve(engine: Engine, pairs: list[tuple[str, str]], batches: list[int
 
 
 def plot(report: dict, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     for mode in report["modes"]:

@@ -30,7 +30,7 @@ import torch
 from benchmarks import humaneval
 from benchmarks.ar_baseline import ARDecoder
 from benchmarks.quality import generate
-from benchmarks.report import write_atomic
+from benchmarks.report import pyplot, write_atomic
 from engine.options import InfillOptions
 
 SETTINGS: dict[str, dict] = {
@@ -112,11 +112,9 @@ def quality(engine, limit: int, decode: dict, label: str) -> dict:
 
 
 def plot(path: Path, rows: dict[str, dict], n: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return
     fig, ax = plt.subplots(figsize=(6, 4))
     ar = rows.get("autoregressive", {}).get("fixed", {}).get(str(n), {}).get("tokens_per_s")
     if ar:

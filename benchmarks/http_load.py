@@ -36,6 +36,7 @@ import httpx
 
 from benchmarks import humaneval
 from benchmarks.http_server import HttpProcess, cpu_seconds, peak_rss_mib
+from benchmarks.report import pyplot
 
 RESULTS = Path(__file__).parent / "results" / "http_load.json"
 WARMUP_REQUESTS = 4
@@ -157,12 +158,8 @@ def targets(levels: list[dict]) -> dict:
 
 
 def plot(report: dict, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     for mode in report["modes"]:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.jsonrpc_client import LspProcess, RpcError
+from benchmarks.report import pyplot
 
 DEFAULT_CASES = Path(__file__).parent / "data" / "next_edit_v2" / "cases.jsonl.gz"
 DEFAULT_OUT = Path(__file__).parent / "results" / "next_edit_v2.json"
@@ -273,11 +274,9 @@ def table(title: str, groups: dict[str, dict]) -> str:
 
 
 def plot(path: Path, by_language: dict[str, dict], by_kind: dict[str, dict]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, (title, groups) in zip(axes, (("per language", by_language), ("per edit kind", by_kind)), strict=True):
         names = [n for n, s in groups.items() if s.get("cases")]

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.report import pyplot
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -119,12 +121,10 @@ def report(args: argparse.Namespace) -> int:
            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        print("recipes: matplotlib missing: no PNG", file=sys.stderr)
+    else:
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
         for a in arms:
             toks = [c["tokens"] / 1e6 for c in a["curve"]]
@@ -136,8 +136,6 @@ def report(args: argparse.Namespace) -> int:
         axes[0].legend()
         fig.tight_layout()
         fig.savefig(args.out.with_suffix(".png"), dpi=100)
-    except ImportError:
-        print("recipes: matplotlib missing: no PNG", file=sys.stderr)
     print(json.dumps({"winner": winner, **{f"{k}_span_ce": v["span_ce"] for k, v in final.items()},
                       **{f"{k}_pass@1": v["pass@1"] for k, v in final.items()}}))
     return 0

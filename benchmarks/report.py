@@ -35,12 +35,23 @@ def format_table(title: str, summary: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend, or None without matplotlib (the
+    ``bench`` extra): a benchmark then writes its JSON and table and skips its PNG."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
 def plot_steps(path: Path, grid: list[dict], names: list[str], title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return
     steps = [g["steps"] for g in grid]
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     for i, name in enumerate(names):
