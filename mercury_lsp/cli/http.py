@@ -9,6 +9,7 @@ import socket
 import sys
 from pathlib import Path
 
+from mercury_lsp.cli.daemon import exit_daemon
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.cli.serve import MAX_PORT
 from mercury_lsp.http.settings import DEFAULT_HOST, DEFAULT_PORT, HttpLimits, HttpSettings
@@ -96,8 +97,8 @@ def _run_http(args: argparse.Namespace) -> int:
     try:
         import uvloop
     except ImportError:  # Windows
-        return asyncio.run(serve(settings, args))
-    return uvloop.run(serve(settings, args))
+        exit_daemon(asyncio.run(serve(settings, args)))
+    exit_daemon(uvloop.run(serve(settings, args)))
 
 
 async def serve(settings: HttpSettings, args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any, get_args
 
+from mercury_lsp.cli.daemon import exit_daemon
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.config import LogLevel, Preset, parse_settings
 from mercury_lsp.server import configure_logging, run, run_stdio, run_tcp
@@ -64,13 +65,14 @@ def run_serve(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         configure_logging(base, args.log_file)
         try:
-            return run(run_tcp(base, host, port, token))
+            status = run(run_tcp(base, host, port, token))
         except OSError as exc:  # binding: the only OSError that reaches here (connections handle theirs)
             raise UsageError(f"--tcp {args.tcp}: cannot listen: {exc.strerror or exc}") from None
+        exit_daemon(status)
     if args.token_file:
         raise UsageError("--token-file applies to --tcp only (stdio has one client: the editor that started it)")
     configure_logging(base, args.log_file)
-    return run(run_stdio(base))
+    exit_daemon(run(run_stdio(base)))
 
 
 MAX_PORT = 65535
