@@ -60,7 +60,7 @@ def test_node_client_against_the_real_server(tiny_model, node_modules):
     env = {**os.environ, "MERCURY_SERVER_CMD": json.dumps(serve_command())}
     r = _npm("test", env=env)
     assert r.returncode == 0, f"{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
-    assert "fail 0" in r.stdout and "pass 13" in r.stdout, r.stdout[-3000:]
+    assert "fail 0" in r.stdout and "pass 15" in r.stdout, r.stdout[-3000:]
 
 
 def test_vsix_builds(node_modules):

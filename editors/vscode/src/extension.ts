@@ -6,7 +6,10 @@ import { LanguageClient, LanguageClientOptions, ServerOptions, State as ClientSt
   from 'vscode-languageclient/node';
 
 import { ACCEPTED_COMMAND, acceptConfidentText, confidentText } from './confidence';
-import { NextEditModel, NextEditResult, PredictedEdit } from './nextEditModel';
+import {
+  checkEdit, DocumentView, insertedEnd, NEXT_EDIT_UPDATE_NOTIFICATION, NextEditModel, NextEditResult, NextEditUpdate,
+  Position, PredictedEdit,
+} from './nextEditModel';
 import { clientOptions, configurationItems, SECTION, serverSettings } from './settings';
 import { fromNotification, State, view } from './status';
 
@@ -35,6 +38,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('mercury.acceptConfident', acceptConfident),
     vscode.workspace.onDidChangeConfiguration(onConfiguration),
     vscode.window.onDidChangeTextEditorSelection((e) => nextEdit.render(e.textEditor)),
+    vscode.window.onDidChangeActiveTextEditor((e) => nextEdit.render(e)),
     vscode.workspace.onDidChangeTextDocument((e) => nextEdit.documentChanged(e.document)),
   );
   await start();
@@ -92,6 +96,7 @@ async function start(): Promise<void> {
     const s = fromNotification(params);
     setStatus(s.state, s.message);
   });
+  client.onNotification(NEXT_EDIT_UPDATE_NOTIFICATION, (params: NextEditUpdate) => nextEdit.update(params));
 }
 
 async function stop(): Promise<void> {
@@ -149,7 +154,16 @@ function toRange(r: { start: { line: number; character: number }; end: { line: n
   return new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
 }
 
-/** Shows the pending predicted edits of the active editor; Tab jumps to one, then accepts it. */
+/** A document as the next-edit checks see it (version: the one the server was last told). */
+function documentView(doc: vscode.TextDocument): DocumentView {
+  return { version: doc.version, text: (r) => doc.getText(toRange(r)) };
+}
+
+/**
+ * Shows the pending predicted edits of the editor's file; Tab jumps to one (opening the file it is
+ * in), then accepts it. The answer's edits (open documents) come first; the workspace files' edits
+ * arrive later as one `mercury/nextEditUpdate`, merged when it answers the current request.
+ */
 class NextEditView implements vscode.Disposable {
   private model: NextEditModel | undefined;
   private applying = false;
@@ -160,6 +174,8 @@ class NextEditView implements vscode.Disposable {
   private readonly current = vscode.window.createTextEditorDecorationType({
     border: '1px solid', borderColor: new vscode.ThemeColor('editorCursor.foreground'),
   });
+  /** Updates that arrived before their request's answer was handled (uri@version). */
+  private early = new Map<string, NextEditUpdate>();
 
   dispose(): void {
     this.removed.dispose(); this.added.dispose(); this.current.dispose();
@@ -173,6 +189,8 @@ class NextEditView implements vscode.Disposable {
       textDocument: { uri: doc.uri.toString(), version: doc.version },
       position: { line: editor.selection.active.line, character: editor.selection.active.character },
     };
+    this.clear();
+    this.early.clear();
     let result: NextEditResult;
     try {
       result = await client.sendRequest<NextEditResult>(NEXT_EDIT_REQUEST, params);
@@ -181,8 +199,33 @@ class NextEditView implements vscode.Disposable {
       return;
     }
     if (doc.version !== params.textDocument.version) return; // the user moved on
-    this.model = new NextEditModel(doc.uri.toString(), doc.version, result);
-    if (this.model.size === 0) {
+    const model = new NextEditModel(doc.uri.toString(), doc.version, result);
+    this.model = model;
+    const early = this.early.get(`${model.uri}@${model.requestVersion}`);
+    this.early.clear();
+    if (early) model.merge(early);
+    this.shown(editor);
+  }
+
+  /** `mercury/nextEditUpdate`: the workspace files' edits, merged if they answer the current request. */
+  update(update: NextEditUpdate): void {
+    const model = this.model;
+    if (!model) {
+      this.early.set(`${update.textDocument.uri}@${update.textDocument.version ?? null}`, update);
+      return;
+    }
+    if (!model.merge(update)) {
+      output.debug(`dropped a stale next-edit update for ${update.textDocument.uri}`);
+      return;
+    }
+    this.shown(vscode.window.activeTextEditor);
+  }
+
+  /** After the model got edits (or none): render, or say that nothing was predicted. */
+  private shown(editor: vscode.TextEditor | undefined): void {
+    const model = this.model;
+    if (!model) return;
+    if (model.size === 0 && !model.awaitingUpdate) {
       vscode.window.setStatusBarMessage('mercury: no next edit predicted', 3000);
       this.clear();
       return;
@@ -191,9 +234,10 @@ class NextEditView implements vscode.Disposable {
   }
 
   render(editor: vscode.TextEditor | undefined): void {
-    if (!editor || !this.model || editor.document.uri.toString() !== this.model.uri) return;
+    const model = this.model;
+    if (!editor || !model) return;
     const cursor = editor.selection.active;
-    const marks = this.model.marks({ line: cursor.line, character: cursor.character });
+    const marks = model.marks(editor.document.uri.toString(), { line: cursor.line, character: cursor.character });
     editor.setDecorations(this.removed, marks.filter((m) => m.oldText).map((m) => ({
       range: toRange(m.range), hoverMessage: m.hover })));
     editor.setDecorations(this.added, marks.map((m) => ({
@@ -203,43 +247,87 @@ class NextEditView implements vscode.Disposable {
         backgroundColor: new vscode.ThemeColor('diffEditor.insertedTextBackground') } },
     })));
     editor.setDecorations(this.current, marks.filter((m) => m.current).map((m) => toRange(m.range)));
-    void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT, marks.length > 0);
+    void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT, model.size > 0);
   }
 
   documentChanged(doc: vscode.TextDocument): void {
-    if (!this.applying && this.model && doc.uri.toString() === this.model.uri) this.clear();
+    const model = this.model;
+    if (this.applying || !model) return;
+    const uri = doc.uri.toString();
+    if (uri === model.uri) {
+      this.clear(); // the predictions were for the text before this change
+    } else if (model.editsOf(uri).length > 0) {
+      model.drop(uri);
+      this.shown(vscode.window.activeTextEditor);
+    }
   }
 
   async tab(): Promise<void> {
     const editor = vscode.window.activeTextEditor;
     const model = this.model;
-    if (!editor || !model || editor.document.uri.toString() !== model.uri) return;
-    if (editor.document.version !== model.version) {
+    if (!editor || !model) return;
+    const uri = editor.document.uri.toString();
+    if (uri === model.uri && editor.document.version !== model.version) {
       this.clear();
       return;
     }
     const cursor = editor.selection.active;
-    const action = model.tab({ line: cursor.line, character: cursor.character });
+    const action = model.tab(uri, { line: cursor.line, character: cursor.character });
     if (action.kind === 'jump') {
-      const p = new vscode.Position(action.position.line, action.position.character);
-      editor.selection = new vscode.Selection(p, p);
-      editor.revealRange(new vscode.Range(p, p), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      await this.jump(editor, model, action.uri, action.position);
+      return;
     } else if (action.kind === 'accept') {
-      await this.accept(editor, model, action.edit);
+      await this.accept(model, action.edit);
     }
-    this.render(editor);
+    if (this.model === model) this.shown(editor);
   }
 
-  private async accept(editor: vscode.TextEditor, model: NextEditModel, edit: PredictedEdit): Promise<void> {
+  /** Move the cursor to a predicted edit, opening its file (checked first: a file on disk may
+   * have changed since the prediction) when it is another one. */
+  private async jump(editor: vscode.TextEditor, model: NextEditModel, uri: string, position: Position): Promise<void> {
+    let target = editor;
+    if (uri !== editor.document.uri.toString()) {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+      for (const why of model.validate(uri, documentView(doc))) output.info(`next edit dropped: ${why}`);
+      const first = model.editsOf(uri)[0];
+      if (!first) {
+        this.shown(editor);
+        return;
+      }
+      position = first.range.start;
+      target = await vscode.window.showTextDocument(doc);
+    }
+    const p = new vscode.Position(position.line, position.character);
+    target.selection = new vscode.Selection(p, p);
+    target.revealRange(new vscode.Range(p, p), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    this.render(target);
+  }
+
+  /** Apply one edit as a WorkspaceEdit, after the checks the server's edits call for (the
+   * document's version, or for a file on disk the text the edit replaces). */
+  private async accept(model: NextEditModel, edit: PredictedEdit): Promise<void> {
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(edit.uri));
+    const why = checkEdit(edit, documentView(doc));
+    if (why) {
+      output.info(`next edit dropped: ${why}`);
+      model.validate(edit.uri, documentView(doc));
+      return;
+    }
+    const change = new vscode.WorkspaceEdit();
+    change.replace(doc.uri, toRange(edit.range), edit.newText);
     this.applying = true;
     try {
-      const ok = await editor.edit((b) => b.replace(toRange(edit.range), edit.newText));
-      if (!ok) return;
-      model.accepted(edit, editor.document.version);
+      if (!(await vscode.workspace.applyEdit(change))) return;
+      model.accepted(edit, doc.version);
     } finally {
       this.applying = false;
     }
-    if (model.size === 0) this.clear();
+    const end = insertedEnd(edit);
+    const editor = vscode.window.activeTextEditor;
+    if (editor && editor.document === doc) {
+      const p = new vscode.Position(end.line, end.character);
+      editor.selection = new vscode.Selection(p, p);
+    }
   }
 
   clear(): void {

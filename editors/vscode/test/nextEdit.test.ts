@@ -40,14 +40,14 @@ test('next edit: marks at every location, Tab jumps then accepts, across the fil
   const model = new NextEditModel(URI, version, result);
   assert.equal(model.size, 3);
   let cursor = { line: 0, character: 10 };
-  let marks = model.marks(cursor);
+  let marks = model.marks(URI, cursor);
   assert.deepEqual(marks.map((m) => [m.range.start.line, m.range.start.character, m.oldText, m.newText]),
     [[1, 19, 'width', 'w'], [2, 12, 'width', 'w'], [3, 19, 'width', 'w']]);
   assert.deepEqual(marks.map((m) => m.current), [true, false, false]);
   assert.match(marks[0].hover, /confidence \d+%/);
   let steps = 0;
   while (model.size > 0 && steps++ < 10) {
-    const action = model.tab(cursor);
+    const action = model.tab(URI, cursor);
     if (action.kind === 'jump') {
       cursor = action.position;
       continue;
