@@ -31,9 +31,13 @@ WAIT_READY = "return vim.wait(120000, function() return require('mercury').state
 
 
 @contextmanager
-def plugin_nvim(tmp_path: Path, name: str, text: str, settings: str = "{}") -> Iterator[pynvim.api.Nvim]:
+def plugin_nvim(tmp_path: Path, name: str, text: str, settings: str = "{}",
+                files: dict[str, str] | None = None) -> Iterator[pynvim.api.Nvim]:
+    """Neovim editing ``proj/<name>``; ``files``: more files of the project (the server's workspace)."""
     workdir = tmp_path / "proj"
     workdir.mkdir()
+    for other, content in (files or {}).items():
+        (workdir / other).write_text(content)
     source = workdir / name
     source.write_text(text)
     init = tmp_path / "init.lua"
@@ -220,3 +224,96 @@ def test_confident_key_on_real_ghost_text(tiny_model, tmp_path):
         stats = nvim.exec_lua("return require('mercury').client(0):request_sync('mercury/stats', {}, 10000, 0).result")
         assert (stats["counters"]["accepted"], stats["counters"]["acceptedConfident"]) == (1, int(bool(confident)))
         assert _messages(nvim) == ""
+
+
+# Cross-file next edit (the workspace of tests/mercury_lsp/refactor/test_workspace_lsp.py): the
+# answer has shapes.py's own edit, then one mercury/nextEditUpdate brings uses.py's, a file that
+# is not loaded; Tab visits shapes.py's location, then opens uses.py and accepts its two.
+SHAPES = "def area(width, height):\n    return width * height\n\n\ndef square(side):\n    return area(side, side)\n"
+USES = "from shapes import area\n\n\ndef total(rects):\n    return sum(area(w, h) for w, h in rects)\n"
+CIRCLE = "def area_of_circle(r):\n    return 3.14 * r * r\n"
+
+# Presses <Tab> (normal mode) and waits until the buffer, the cursor or the text changes.
+TAB_AND_WAIT_ANYWHERE = """
+local buf, tick, cursor = vim.api.nvim_get_current_buf(), vim.b.changedtick, vim.api.nvim_win_get_cursor(0)
+vim.api.nvim_feedkeys(vim.keycode('<Tab>'), 'mx', false)
+assert(vim.wait(5000, function()
+  local c = vim.api.nvim_win_get_cursor(0)
+  return vim.api.nvim_get_current_buf() ~= buf or vim.b.changedtick ~= tick or c[1] ~= cursor[1] or c[2] ~= cursor[2]
+end, 10), 'Tab did nothing')
+return { vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), vim.api.nvim_win_get_cursor(0) }
+"""
+
+WAIT_UPDATE = """
+local uri = ...
+local ne = require('mercury.next_edit')
+return vim.wait(60000, function() return ne.unloaded()[uri] == 2 end, 20)
+  and { #ne.pending(0), ne.unloaded()[uri], vim.fn.bufloaded(vim.uri_to_fname(uri)) }
+"""
+
+
+@needs_nvim
+def test_next_edit_update_brings_files_that_are_not_open(tiny_model, tmp_path):
+    with plugin_nvim(tmp_path, "shapes.py", SHAPES, files={"uses.py": USES, "circle.py": CIRCLE}) as nvim:
+        uses = (tmp_path / "proj" / "uses.py").as_uri()
+        nvim.command("call cursor(1, 5)")
+        nvim.input("ciwsurface<Esc>")  # rename the function at its definition: asks for the next edit
+        # shapes.py's call is marked at once; uses.py's two edits arrive in the update, not loaded.
+        assert nvim.exec_lua(WAIT_UPDATE, uses) == [1, 2, 0]
+        steps = [nvim.exec_lua(TAB_AND_WAIT_ANYWHERE) for _ in range(6)]
+        assert steps == [["shapes.py", [6, 11]], ["shapes.py", [6, 18]],  # jump, accept
+                         ["uses.py", [1, 19]], ["uses.py", [1, 25]],      # the jump opens uses.py (normal mode: at most the last column)
+                         ["uses.py", [5, 15]], ["uses.py", [5, 22]]]
+        assert "\n".join(nvim.current.buffer[:]) + "\n" == USES.replace("area", "surface")
+        shapes = nvim.exec_lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('shapes.py'), 0, -1, true)")
+        assert "\n".join(shapes) + "\n" == SHAPES.replace("area", "surface")
+        assert nvim.exec_lua("return require('mercury.next_edit').count()") == 0
+        assert not nvim.exec_lua("return require('mercury.next_edit').visible(0)")
+        assert _messages(nvim) == ""
+
+
+# A session for shapes.py at its current version awaiting its update; updates of another request
+# are dropped, the request's own is merged once, and its edit of a loaded buffer is checked
+# against the text it replaces (a file on disk's edit: documentVersion null).
+STALE_UPDATES = """
+local shapes, uses = ...
+local ne = require('mercury.next_edit')
+local client = require('mercury').client(0)
+local handler = client.handlers['mercury/nextEditUpdate'] or vim.lsp.handlers['mercury/nextEditUpdate']
+local version = vim.lsp.util.buf_versions[0]
+ne.show(0, { edits = {}, updatePending = true }, client.offset_encoding, version)
+local function edit(line, c0, c1, old)
+  return { uri = uses, range = { start = { line = line, character = c0 }, ['end'] = { line = line, character = c1 } },
+           newText = 'surface', oldText = old, confidence = 1, reason = 'test', documentVersion = vim.NIL }
+end
+local function update(uri, v, n, edits)
+  return { textDocument = { uri = uri, version = v }, update = n, result = { edits = edits } }
+end
+local edits = { edit(0, 19, 23, 'area'), edit(4, 15, 19, 'area') }
+local out = {}
+table.insert(out, ne.on_update(update(shapes, version - 1, 2, edits)))  -- an older request
+table.insert(out, ne.on_update(update(uses, version, 2, edits)))        -- another document
+table.insert(out, ne.on_update(update(shapes, version, 3, edits)))      -- not the workspace part
+table.insert(out, ne.count())
+handler(nil, update(shapes, version, 2, edits), { client_id = client.id, method = 'mercury/nextEditUpdate' })
+table.insert(out, ne.count())
+table.insert(out, ne.on_update(update(shapes, version, 2, edits)))      -- once
+return out
+"""
+
+
+@needs_nvim
+def test_next_edit_update_of_another_request_is_dropped(tiny_model, tmp_path):
+    with plugin_nvim(tmp_path, "shapes.py", SHAPES, files={"uses.py": USES}) as nvim:
+        proj = tmp_path / "proj"
+        out = nvim.exec_lua(STALE_UPDATES, (proj / "shapes.py").as_uri(), (proj / "uses.py").as_uri())
+        assert out == [False, False, False, 0, 2, False]
+        # uses.py changed on disk since the prediction: its call no longer reads `area`; the jump
+        # opens the file and drops the edit that does not apply, keeping the import's.
+        (proj / "uses.py").write_text(USES.replace("sum(area(", "sum(aarea("))
+        assert nvim.exec_lua(TAB_AND_WAIT_ANYWHERE) == ["uses.py", [1, 19]]
+        assert nvim.exec_lua("return #require('mercury.next_edit').pending(0)") == 1
+        nvim.exec_lua(TAB_AND_WAIT_ANYWHERE)
+        assert nvim.current.buffer[0] == "from shapes import surface"
+        assert nvim.current.buffer[4] == "    return sum(aarea(w, h) for w, h in rects)"
+        assert not nvim.exec_lua("return require('mercury.next_edit').visible(0)")

@@ -155,6 +155,8 @@ function M.setup(opts)
           vim.notify('mercury-lsp: ' .. (result.message or 'error'), vim.log.levels.ERROR)
         end
       end,
+      -- The workspace files' edits of a next-edit answer, sent after it (lua/mercury/next_edit.lua).
+      ['mercury/nextEditUpdate'] = function(_, result) require('mercury.next_edit').on_update(result) end,
     },
     on_init = function() notify_status('starting') end,
     on_exit = function()
