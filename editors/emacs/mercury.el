@@ -13,6 +13,8 @@
 ;; Next edit: after a change (e.g. renaming a parameter), `M-x mercury-next-edit' (C-c m n in
 ;; `mercury-mode') asks the server for the edits that follow and previews them (old text struck
 ;; through, new text after it).  TAB jumps to the next one, then accepts it; C-g dismisses them.
+;; The edits of workspace files that are not open arrive afterwards (`mercury/nextEditUpdate')
+;; and join the preview; after a buffer's last edit TAB opens the next file.
 ;; `M-x mercury-apply-predicted-edits' applies them all at once through eglot's code action
 ;; "Apply predicted edits" (also offered by `eglot-code-actions').
 ;;
@@ -123,78 +125,237 @@ a suggestion with no such token is inserted whole."
         text))))
 
 ;;; Next edit
+;;
+;; The answer of `mercury/nextEdit' has the open documents' edits; with `updatePending' one
+;; `mercury/nextEditUpdate' follows from the background with the edits of workspace files that
+;; are not open.  It is merged only into the request it answers (same document, same version):
+;; edits of files visited in a buffer get overlays there, the others wait until TAB opens their
+;; file (checked there against the text they replace).  After a buffer's last edit TAB goes on to
+;; the next file.
+
+(defconst mercury--cross-file-update 2
+  "The `update' number of the workspace files' part of a next-edit answer.
+The answer itself is part 1.")
 
 (defvar-local mercury--overlays nil "Overlays of the pending predicted edits, in buffer order.")
 (defvar-local mercury--tick nil "`buffer-chars-modified-tick' the pending edits are valid for.")
 
+(defvar mercury--session nil
+  "The request whose predicted edits are shown, a plist.
+:uri and :version of the requested document, its :buffer and :tick
+\(its `buffer-chars-modified-tick' but for accepted edits), :encoding
+\(the answer's positionEncoding), :pending (its update has not
+arrived), :files (uris with edits, in TAB order) and :unloaded (an
+alist: uri -> edits of files not visited).")
+
+(defvar mercury-next-edit-preview-mode)
+
 (defun mercury--server ()
   (or (eglot-current-server) (user-error "mercury-lsp is not running in this buffer")))
 
-(defun mercury-next-edit-dismiss ()
-  "Remove the predicted edits of this buffer."
-  (interactive)
+(defun mercury--uri-path (uri)
+  (if (fboundp 'eglot-uri-to-path) (eglot-uri-to-path uri) (eglot--uri-to-path uri)))
+
+(defun mercury--buffer-uri ()
+  (plist-get (eglot--TextDocumentIdentifier) :uri))
+
+(defun mercury--drop ()
+  "Remove this buffer's predicted edits (the buffer changed under them)."
   (mapc #'delete-overlay mercury--overlays)
   (setq mercury--overlays nil mercury--tick nil)
   (mercury-next-edit-preview-mode -1))
 
-(defun mercury--show (edits)
-  "Preview EDITS (`mercury/nextEdit' edits of this buffer) as overlays."
-  (mercury-next-edit-dismiss)
-  (let ((uri (plist-get (eglot--TextDocumentIdentifier) :uri)))
+(defun mercury-next-edit-dismiss ()
+  "Remove every predicted edit (all buffers and files)."
+  (interactive)
+  (dolist (buf (buffer-list))
+    (with-current-buffer buf
+      (when (or mercury--overlays mercury-next-edit-preview-mode) (mercury--drop))))
+  (setq mercury--session nil))
+
+(defun mercury--unloaded-count ()
+  "How many predicted edits wait for their file to be visited."
+  (cl-loop for (_ . edits) in (plist-get mercury--session :unloaded) sum (length edits)))
+
+(defun mercury--count ()
+  "How many predicted edits are pending, in every buffer and file."
+  (+ (mercury--unloaded-count)
+     (cl-loop for buf in (buffer-list) sum (length (buffer-local-value 'mercury--overlays buf)))))
+
+(defun mercury--point (pos encoding)
+  "The point of LSP position POS in this buffer.
+ENCODING: utf-8, utf-16 or utf-32 columns."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (if (> (forward-line (plist-get pos :line)) 0)
+          (point-max)
+        (let ((units (plist-get pos :character)) (end (line-end-position)))
+          (while (and (> units 0) (< (point) end))
+            (let ((c (char-after)))
+              (setq units (- units (pcase encoding
+                                     ("utf-8" (length (encode-coding-char c 'utf-8)))
+                                     ("utf-32" 1)
+                                     (_ (if (> c #xFFFF) 2 1))))))
+            (forward-char 1))
+          (point))))))
+
+(defun mercury--applies-p (e beg end)
+  "Whether edit E still applies to this buffer's text from BEG to END.
+An open document's edit needs the version it was computed for; a
+file on disk's (documentVersion null) the text it replaces."
+  (let ((version (plist-get e :documentVersion)) (old (plist-get e :oldText)))
+    (and (or (null version) (eq version :null) (eql version eglot--versioned-identifier))
+         (or (not (stringp old)) (equal old (buffer-substring-no-properties beg end))))))
+
+(defun mercury--place (edits encoding)
+  "Overlays in this buffer for the EDITS that still apply here; returns how many."
+  (let ((n 0))
+    (dolist (e edits)
+      (let* ((range (plist-get e :range))
+             (beg (mercury--point (plist-get range :start) encoding))
+             (end (mercury--point (plist-get range :end) encoding)))
+        (when (mercury--applies-p e beg end)
+          (let ((ov (make-overlay beg end nil nil t)))
+            (overlay-put ov 'face 'mercury-next-edit-old)
+            (overlay-put ov 'after-string (propertize (plist-get e :newText) 'face 'mercury-next-edit-new))
+            (overlay-put ov 'help-echo (format "mercury next edit: %s (confidence %.0f%%)"
+                                               (plist-get e :reason) (* 100 (plist-get e :confidence))))
+            (overlay-put ov 'mercury-new-text (plist-get e :newText))
+            (push ov mercury--overlays)
+            (setq n (1+ n))))))
+    (setq mercury--overlays (sort mercury--overlays (lambda (a b) (< (overlay-start a) (overlay-start b)))))
+    (when mercury--overlays
+      (unless mercury--tick (setq mercury--tick (buffer-chars-modified-tick)))
+      (mercury-next-edit-preview-mode 1))
+    n))
+
+(defun mercury--add (edits)
+  "Add EDITS (`mercury/nextEdit' edits of any files) to the session.
+Overlays in visited files, the others kept for TAB.  Returns how
+many were added."
+  (let ((by-uri nil) (n 0) (encoding (plist-get mercury--session :encoding)))
     (cl-loop for e across edits
-             when (equal (plist-get e :uri) uri)
-             do (let* ((region (eglot--range-region (plist-get e :range)))
-                       (ov (make-overlay (car region) (cdr region) nil nil t)))
-                  (overlay-put ov 'face 'mercury-next-edit-old)
-                  (overlay-put ov 'after-string (propertize (plist-get e :newText) 'face 'mercury-next-edit-new))
-                  (overlay-put ov 'help-echo (format "mercury next edit: %s (confidence %.0f%%)"
-                                                     (plist-get e :reason) (* 100 (plist-get e :confidence))))
-                  (overlay-put ov 'mercury-new-text (plist-get e :newText))
-                  (push ov mercury--overlays))))
-  (setq mercury--overlays (sort mercury--overlays (lambda (a b) (< (overlay-start a) (overlay-start b))))
-        mercury--tick (buffer-chars-modified-tick))
-  (when mercury--overlays (mercury-next-edit-preview-mode 1))
-  (length mercury--overlays))
+             do (let ((cell (assoc (plist-get e :uri) by-uri)))
+                  (if cell (setcdr cell (append (cdr cell) (list e)))
+                    (setq by-uri (append by-uri (list (list (plist-get e :uri) e)))))))
+    (pcase-dolist (`(,uri . ,mine) by-uri)
+      (unless (member uri (plist-get mercury--session :files))
+        (setq mercury--session (plist-put mercury--session :files
+                                          (append (plist-get mercury--session :files) (list uri)))))
+      (let ((buf (find-buffer-visiting (mercury--uri-path uri))))
+        (if buf
+            (setq n (+ n (with-current-buffer buf (mercury--place mine encoding))))
+          (let ((cell (assoc uri (plist-get mercury--session :unloaded))))
+            (if cell (setcdr cell (append (cdr cell) mine))
+              (setq mercury--session (plist-put mercury--session :unloaded
+                                                (append (plist-get mercury--session :unloaded)
+                                                        (list (cons uri mine))))))
+            (setq n (+ n (length mine)))))))
+    n))
 
 (defun mercury-next-edit ()
   "Ask mercury-lsp for the edits that follow the last ones and preview them.
-Returns how many are shown."
+The edits of workspace files that are not open arrive afterwards
+and join the preview.  Returns how many are shown at once."
   (interactive)
   (eglot--signal-textDocument/didChange)  ; the server predicts from the text as it is now
   (let* ((server (mercury--server))
+         (doc (eglot--VersionedTextDocumentIdentifier))
          (result (jsonrpc-request server :mercury/nextEdit
-                                  (list :textDocument (eglot--VersionedTextDocumentIdentifier)
-                                        :position (eglot--pos-to-lsp-position))))
-         (n (mercury--show (plist-get result :edits))))
+                                  (list :textDocument doc :position (eglot--pos-to-lsp-position))))
+         (n 0))
+    (mercury-next-edit-dismiss)
+    (setq mercury--session (list :uri (plist-get doc :uri) :version (plist-get doc :version)
+                                 :buffer (current-buffer) :tick (buffer-chars-modified-tick)
+                                 :encoding (or (plist-get result :positionEncoding) "utf-16")
+                                 :pending (eq (plist-get result :updatePending) t)
+                                 :files (list (plist-get doc :uri)) :unloaded nil))
+    (setq n (mercury--add (plist-get result :edits)))
+    (when (plist-get mercury--session :pending) (mercury-next-edit-preview-mode 1))
     (when (called-interactively-p 'interactive)
       (message (if (> n 0) "mercury: %d predicted edit(s): TAB jumps/accepts, C-g dismisses"
-                 "mercury: no next edit predicted")
+                 "mercury: no next edit predicted here (other files may follow)")
                n))
     n))
 
+(defun mercury--on-update (doc update result)
+  "Merge a `mercury/nextEditUpdate' if it answers the shown request.
+DOC is its textDocument, UPDATE its part number, RESULT its edits."
+  (let ((s mercury--session))
+    (when (and s (plist-get s :pending) (eql update mercury--cross-file-update)
+               (equal (plist-get doc :uri) (plist-get s :uri))
+               (eql (plist-get doc :version) (plist-get s :version))
+               (buffer-live-p (plist-get s :buffer))
+               (eql (plist-get s :tick) (with-current-buffer (plist-get s :buffer) (buffer-chars-modified-tick))))
+      (plist-put s :pending nil)
+      (let* ((uri (plist-get s :uri))
+             (n (mercury--add (cl-remove-if (lambda (e) (equal (plist-get e :uri) uri))
+                                            (plist-get result :edits)))))
+        (when (> n 0)
+          (message "mercury: %d more predicted edit(s) in other files (TAB goes there)" n))
+        t))))
+
+(cl-defmethod eglot-handle-notification
+  (_server (_method (eql mercury/nextEditUpdate)) &key textDocument update result &allow-other-keys)
+  "The workspace files' edits of a next-edit answer.
+Merged when they answer the shown request."
+  (mercury--on-update textDocument update result))
+
 (defun mercury--target ()
-  "The pending overlay TAB acts on: under point, else the next one (wrapping)."
+  "The pending overlay TAB acts on in this buffer: under point, else the next one."
   (or (cl-find-if (lambda (ov) (<= (overlay-start ov) (point) (overlay-end ov))) mercury--overlays)
-      (cl-find-if (lambda (ov) (> (overlay-start ov) (point))) mercury--overlays)
-      (car mercury--overlays)))
+      (cl-find-if (lambda (ov) (> (overlay-start ov) (point))) mercury--overlays)))
+
+(defun mercury--next-file ()
+  "Go to the first predicted edit of the next file (wrapping to this one).
+A file that is not visited yet is visited.  Returns whether it went
+somewhere."
+  (let* ((files (plist-get mercury--session :files))
+         (here (mercury--buffer-uri))
+         (start (or (cl-position here files :test #'equal) -1))
+         (found nil))
+    (cl-loop for k from 1 to (length files)
+             for uri = (nth (mod (+ start k) (length files)) files)
+             for waiting = (cdr (assoc uri (plist-get mercury--session :unloaded)))
+             for buf = (or (find-buffer-visiting (mercury--uri-path uri))
+                           (and waiting (find-file-noselect (mercury--uri-path uri))))
+             do (when (and buf waiting)
+                  (setq mercury--session
+                        (plist-put mercury--session :unloaded
+                                   (cl-remove uri (plist-get mercury--session :unloaded) :key #'car :test #'equal)))
+                  (with-current-buffer buf (mercury--place waiting (plist-get mercury--session :encoding))))
+             when (and buf (buffer-local-value 'mercury--overlays buf))
+             do (progn (switch-to-buffer buf)
+                       (goto-char (overlay-start (car mercury--overlays)))
+                       (setq found t))
+             and return nil)
+    found))
 
 (defun mercury-next-edit-accept ()
-  "Jump to the next predicted edit; on it, apply it."
+  "Jump to the next predicted edit; on it, apply it.
+After this buffer's last one, TAB goes to the next file."
   (interactive)
-  (if (not (eql mercury--tick (buffer-chars-modified-tick)))
-      (mercury-next-edit-dismiss)       ; the buffer changed since the prediction
-    (let ((ov (mercury--target)))
-      (cond ((null ov) (mercury-next-edit-dismiss))
-            ((not (<= (overlay-start ov) (point) (overlay-end ov))) (goto-char (overlay-start ov)))
-            (t (let ((start (overlay-start ov)) (end (overlay-end ov))
-                     (new (overlay-get ov 'mercury-new-text)))
-                 (setq mercury--overlays (delq ov mercury--overlays))
-                 (delete-overlay ov)
-                 (goto-char start)
-                 (delete-region start end)
-                 (insert new)
-                 (setq mercury--tick (buffer-chars-modified-tick))
-                 (unless mercury--overlays (mercury-next-edit-dismiss))))))))
+  (unless (eql mercury--tick (buffer-chars-modified-tick))
+    (mapc #'delete-overlay mercury--overlays) ; the buffer changed since the prediction
+    (setq mercury--overlays nil mercury--tick nil))
+  (let ((ov (mercury--target)))
+    (cond ((null ov)
+           (unless (mercury--next-file)
+             (mercury-next-edit-dismiss)))
+          ((not (<= (overlay-start ov) (point) (overlay-end ov))) (goto-char (overlay-start ov)))
+          (t (let ((start (overlay-start ov)) (end (overlay-end ov))
+                   (new (overlay-get ov 'mercury-new-text)))
+               (setq mercury--overlays (delq ov mercury--overlays))
+               (delete-overlay ov)
+               (goto-char start)
+               (delete-region start end)
+               (insert new)
+               (setq mercury--tick (buffer-chars-modified-tick))
+               (when (eq (current-buffer) (plist-get mercury--session :buffer))
+                 (plist-put mercury--session :tick mercury--tick))
+               (when (zerop (mercury--count)) (mercury-next-edit-dismiss)))))))
 
 (defvar mercury-next-edit-preview-mode-map
   (let ((map (make-sparse-keymap)))

@@ -42,6 +42,46 @@
 (when (getenv "MERCURY_START_UP_ONLY")
   (eglot-shutdown (eglot-current-server))
   (kill-emacs 0))
+;; Cross-file next edit (MERCURY_USES: a workspace file that is not open; the demo file is
+;; shapes.py): renaming `area' at its definition previews shapes.py's call at once; the update
+;; brings uses.py's two edits; TAB visits them all, opening uses.py.
+(when (getenv "MERCURY_USES")
+  (goto-char (point-min))
+  (search-forward "area")
+  (replace-match "surface")
+  (let ((n (mercury-next-edit)))
+    (mt-check "the open document's edit at once" (= n 1) (format "%d" n)))
+  (mt-check "update merged" (mt-wait (lambda () (= (mercury--unloaded-count) 2)) 60)
+            (format "%S" mercury--session))
+  (mt-check "not visited yet" (null (find-buffer-visiting (getenv "MERCURY_USES"))))
+  (let ((before (mercury--count))
+        (edit (list :uri (mercury--buffer-uri) :newText "x" :oldText "def" :confidence 1 :reason "test"
+                    :documentVersion :null
+                    :range '(:start (:line 0 :character 0) :end (:line 0 :character 3)))))
+    (dolist (stale (list (list :uri (mercury--buffer-uri) :version 0)                  ; an older request
+                         (list :uri "file:///elsewhere.py" :version (plist-get mercury--session :version))))
+      (eglot-handle-notification (eglot-current-server) 'mercury/nextEditUpdate
+                                 :textDocument stale :update 2 :result (list :edits (vector edit))))
+    (mt-check "stale updates dropped" (= (mercury--count) before) (format "%d" (mercury--count))))
+  (let ((steps nil))
+    (dotimes (_ 6)
+      (mercury-next-edit-accept)
+      (push (list (file-name-nondirectory buffer-file-name) (line-number-at-pos) (current-column)) steps))
+    (mt-check "TAB visits every file"
+              (equal (nreverse steps) '(("shapes.py" 6 11) ("shapes.py" 6 18) ("uses.py" 1 19)
+                                        ("uses.py" 1 26) ("uses.py" 5 15) ("uses.py" 5 22)))
+              (format "%S" steps)))
+  (mt-check "uses.py renamed"
+            (equal (buffer-string)
+                   "from shapes import surface\n\n\ndef total(rects):\n    return sum(surface(w, h) for w, h in rects)\n")
+            (buffer-string))
+  (mt-check "shapes.py renamed"
+            (string-match-p "return surface(side, side)"
+                            (with-current-buffer (find-buffer-visiting (getenv "MERCURY_DEMO")) (buffer-string))))
+  (mt-check "preview closed" (and (null mercury--session) (zerop (mercury--count))))
+  (mt-check "no errors" (not (string-match-p "Server reports (type=1)\\|\\[eglot\\].*[Ee]rror" (mt-messages))))
+  (eglot-shutdown (eglot-current-server))
+  (kill-emacs 0))
 (mercury-mode 1)
 (mt-check "mode line" (equal (mercury-mode-line) " mercury"))
 

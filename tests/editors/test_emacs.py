@@ -61,3 +61,27 @@ def test_emacs_eglot_completion_and_next_edit(tiny_model, tmp_path):
                   "point before the rest of the line", "confident round trip", "counted as accepted",
                   "renamed", "renamed by the code action", "no errors"):
         assert f"PASS {check}\n" in r.stdout, out[-6000:]
+
+
+SHAPES = "def area(width, height):\n    return width * height\n\n\ndef square(side):\n    return area(side, side)\n"
+USES = "from shapes import area\n\n\ndef total(rects):\n    return sum(area(w, h) for w, h in rects)\n"
+
+
+def test_emacs_next_edit_update_from_files_that_are_not_open(tiny_model, tmp_path):
+    """The workspace files' edits arrive after the answer (mercury/nextEditUpdate) and join the
+    preview; TAB opens uses.py and accepts them (the workspace of test_workspace_lsp.py)."""
+    proj = tmp_path / "ws"
+    proj.mkdir()
+    (proj / "shapes.py").write_text(SHAPES)
+    (proj / "uses.py").write_text(USES)
+    (proj / "circle.py").write_text("def area_of_circle(r):\n    return 3.14 * r * r\n")
+    env = {**os.environ, "MERCURY_SERVER_CMD": json.dumps(serve_command()), "MERCURY_DEMO": str(proj / "shapes.py"),
+           "MERCURY_USES": str(proj / "uses.py"), "HOME": str(tmp_path)}
+    r = subprocess.run([EMACS, "--batch", "-L", str(ROOT / "editors" / "emacs"), "-l", str(DRIVER)],
+                       cwd=proj, env=env, capture_output=True, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-6000:]
+    for check in ("ready", "silent start-up", "the open document's edit at once", "update merged", "not visited yet",
+                  "stale updates dropped", "TAB visits every file", "uses.py renamed", "shapes.py renamed",
+                  "preview closed", "no errors"):
+        assert f"PASS {check}\n" in r.stdout, out[-6000:]
