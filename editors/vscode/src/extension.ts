@@ -6,10 +6,8 @@ import { LanguageClient, LanguageClientOptions, ServerOptions, State as ClientSt
   from 'vscode-languageclient/node';
 
 import { ACCEPTED_COMMAND, acceptConfidentText, confidentText } from './confidence';
-import {
-  checkEdit, DocumentView, insertedEnd, NEXT_EDIT_UPDATE_NOTIFICATION, NextEditModel, NextEditResult, NextEditUpdate,
-  Position, PredictedEdit,
-} from './nextEditModel';
+import { EditorHost, NextEditController } from './nextEditController';
+import { DocumentView, NEXT_EDIT_UPDATE_NOTIFICATION, NextEditResult, NextEditUpdate } from './nextEditModel';
 import { clientOptions, configurationItems, SECTION, serverSettings } from './settings';
 import { fromNotification, State, view } from './status';
 
@@ -159,14 +157,37 @@ function documentView(doc: vscode.TextDocument): DocumentView {
   return { version: doc.version, text: (r) => doc.getText(toRange(r)) };
 }
 
+/** The editor for the next-edit controller: documents opened through VS Code (so the language
+ * client tells the server), edits applied as WorkspaceEdits. */
+const editorHost: EditorHost = {
+  async open(uri) {
+    return documentView(await vscode.workspace.openTextDocument(vscode.Uri.parse(uri)));
+  },
+  async reveal(uri, position) {
+    const active = vscode.window.activeTextEditor;
+    const editor = active && active.document.uri.toString() === uri ? active
+      : await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(vscode.Uri.parse(uri)));
+    const p = new vscode.Position(position.line, position.character);
+    editor.selection = new vscode.Selection(p, p);
+    editor.revealRange(new vscode.Range(p, p), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  },
+  async replace(uri, range, text) {
+    const change = new vscode.WorkspaceEdit();
+    const target = vscode.Uri.parse(uri);
+    change.replace(target, toRange(range), text);
+    if (!(await vscode.workspace.applyEdit(change))) return undefined;
+    return (await vscode.workspace.openTextDocument(target)).version;
+  },
+  log: (message) => output.info(message),
+};
+
 /**
- * Shows the pending predicted edits of the editor's file; Tab jumps to one (opening the file it is
- * in), then accepts it. The answer's edits (open documents) come first; the workspace files' edits
- * arrive later as one `mercury/nextEditUpdate`, merged when it answers the current request.
+ * Shows the pending predicted edits of the editor's file as decorations; Tab jumps to one
+ * (opening the file it is in), then accepts it (nextEditController.ts). The answer's edits (open
+ * documents) come first; the workspace files' edits arrive later as one `mercury/nextEditUpdate`.
  */
 class NextEditView implements vscode.Disposable {
-  private model: NextEditModel | undefined;
-  private applying = false;
+  private readonly controller = new NextEditController(editorHost, () => this.render(vscode.window.activeTextEditor));
   private readonly removed = vscode.window.createTextEditorDecorationType({
     textDecoration: 'line-through', backgroundColor: new vscode.ThemeColor('diffEditor.removedTextBackground'),
   });
@@ -174,8 +195,6 @@ class NextEditView implements vscode.Disposable {
   private readonly current = vscode.window.createTextEditorDecorationType({
     border: '1px solid', borderColor: new vscode.ThemeColor('editorCursor.foreground'),
   });
-  /** Updates that arrived before their request's answer was handled (uri@version). */
-  private early = new Map<string, NextEditUpdate>();
 
   dispose(): void {
     this.removed.dispose(); this.added.dispose(); this.current.dispose();
@@ -189,8 +208,7 @@ class NextEditView implements vscode.Disposable {
       textDocument: { uri: doc.uri.toString(), version: doc.version },
       position: { line: editor.selection.active.line, character: editor.selection.active.character },
     };
-    this.clear();
-    this.early.clear();
+    this.controller.begin();
     let result: NextEditResult;
     try {
       result = await client.sendRequest<NextEditResult>(NEXT_EDIT_REQUEST, params);
@@ -199,42 +217,27 @@ class NextEditView implements vscode.Disposable {
       return;
     }
     if (doc.version !== params.textDocument.version) return; // the user moved on
-    const model = new NextEditModel(doc.uri.toString(), doc.version, result);
-    this.model = model;
-    const early = this.early.get(`${model.uri}@${model.requestVersion}`);
-    this.early.clear();
-    if (early) model.merge(early);
-    this.shown(editor);
-  }
-
-  /** `mercury/nextEditUpdate`: the workspace files' edits, merged if they answer the current request. */
-  update(update: NextEditUpdate): void {
-    const model = this.model;
-    if (!model) {
-      this.early.set(`${update.textDocument.uri}@${update.textDocument.version ?? null}`, update);
-      return;
-    }
-    if (!model.merge(update)) {
-      output.debug(`dropped a stale next-edit update for ${update.textDocument.uri}`);
-      return;
-    }
-    this.shown(vscode.window.activeTextEditor);
-  }
-
-  /** After the model got edits (or none): render, or say that nothing was predicted. */
-  private shown(editor: vscode.TextEditor | undefined): void {
-    const model = this.model;
-    if (!model) return;
+    const model = this.controller.answered(params.textDocument.uri, params.textDocument.version, result);
     if (model.size === 0 && !model.awaitingUpdate) {
       vscode.window.setStatusBarMessage('mercury: no next edit predicted', 3000);
-      this.clear();
-      return;
     }
-    this.render(editor);
+  }
+
+  /** `mercury/nextEditUpdate`: the workspace files' edits, merged if they answer the shown request. */
+  update(update: NextEditUpdate): void {
+    this.controller.update(update);
   }
 
   render(editor: vscode.TextEditor | undefined): void {
-    const model = this.model;
+    const model = this.controller.model;
+    for (const other of vscode.window.visibleTextEditors) {
+      if (other !== editor || !model) {
+        other.setDecorations(this.removed, []);
+        other.setDecorations(this.added, []);
+        other.setDecorations(this.current, []);
+      }
+    }
+    void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT, (model?.size ?? 0) > 0);
     if (!editor || !model) return;
     const cursor = editor.selection.active;
     const marks = model.marks(editor.document.uri.toString(), { line: cursor.line, character: cursor.character });
@@ -247,96 +250,21 @@ class NextEditView implements vscode.Disposable {
         backgroundColor: new vscode.ThemeColor('diffEditor.insertedTextBackground') } },
     })));
     editor.setDecorations(this.current, marks.filter((m) => m.current).map((m) => toRange(m.range)));
-    void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT, model.size > 0);
   }
 
   documentChanged(doc: vscode.TextDocument): void {
-    const model = this.model;
-    if (this.applying || !model) return;
-    const uri = doc.uri.toString();
-    if (uri === model.uri) {
-      this.clear(); // the predictions were for the text before this change
-    } else if (model.editsOf(uri).length > 0) {
-      model.drop(uri);
-      this.shown(vscode.window.activeTextEditor);
-    }
+    this.controller.documentChanged(doc.uri.toString());
   }
 
   async tab(): Promise<void> {
     const editor = vscode.window.activeTextEditor;
-    const model = this.model;
-    if (!editor || !model) return;
-    const uri = editor.document.uri.toString();
-    if (uri === model.uri && editor.document.version !== model.version) {
-      this.clear();
-      return;
-    }
+    if (!editor) return;
     const cursor = editor.selection.active;
-    const action = model.tab(uri, { line: cursor.line, character: cursor.character });
-    if (action.kind === 'jump') {
-      await this.jump(editor, model, action.uri, action.position);
-      return;
-    } else if (action.kind === 'accept') {
-      await this.accept(model, action.edit);
-    }
-    if (this.model === model) this.shown(editor);
-  }
-
-  /** Move the cursor to a predicted edit, opening its file (checked first: a file on disk may
-   * have changed since the prediction) when it is another one. */
-  private async jump(editor: vscode.TextEditor, model: NextEditModel, uri: string, position: Position): Promise<void> {
-    let target = editor;
-    if (uri !== editor.document.uri.toString()) {
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
-      for (const why of model.validate(uri, documentView(doc))) output.info(`next edit dropped: ${why}`);
-      const first = model.editsOf(uri)[0];
-      if (!first) {
-        this.shown(editor);
-        return;
-      }
-      position = first.range.start;
-      target = await vscode.window.showTextDocument(doc);
-    }
-    const p = new vscode.Position(position.line, position.character);
-    target.selection = new vscode.Selection(p, p);
-    target.revealRange(new vscode.Range(p, p), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-    this.render(target);
-  }
-
-  /** Apply one edit as a WorkspaceEdit, after the checks the server's edits call for (the
-   * document's version, or for a file on disk the text the edit replaces). */
-  private async accept(model: NextEditModel, edit: PredictedEdit): Promise<void> {
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(edit.uri));
-    const why = checkEdit(edit, documentView(doc));
-    if (why) {
-      output.info(`next edit dropped: ${why}`);
-      model.validate(edit.uri, documentView(doc));
-      return;
-    }
-    const change = new vscode.WorkspaceEdit();
-    change.replace(doc.uri, toRange(edit.range), edit.newText);
-    this.applying = true;
-    try {
-      if (!(await vscode.workspace.applyEdit(change))) return;
-      model.accepted(edit, doc.version);
-    } finally {
-      this.applying = false;
-    }
-    const end = insertedEnd(edit);
-    const editor = vscode.window.activeTextEditor;
-    if (editor && editor.document === doc) {
-      const p = new vscode.Position(end.line, end.character);
-      editor.selection = new vscode.Selection(p, p);
-    }
+    await this.controller.tab(editor.document.uri.toString(), editor.document.version,
+      { line: cursor.line, character: cursor.character });
   }
 
   clear(): void {
-    this.model = undefined;
-    for (const editor of vscode.window.visibleTextEditors) {
-      editor.setDecorations(this.removed, []);
-      editor.setDecorations(this.added, []);
-      editor.setDecorations(this.current, []);
-    }
-    void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT, false);
+    this.controller.clear();
   }
 }
