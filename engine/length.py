@@ -70,6 +70,12 @@ PRIOR_LEVEL = 0.3
 # decoded free instead. The highest is 0.18 at the least on all 1 033 tasks at 48 tokens (under
 # 0.15 for 2 tasks at 24): the rule is a guard for long spans, not a tuning of those figures.
 PRIOR_MIN_TOP = 0.15
+# With end healing (``Canvas.tail_bytes``) a fixed-length fill's last token is its line break, so
+# a one-token fill is a blank line: the prior sizes such a span to at least this many tokens (its
+# line break and one of text). On all 1 033 HumanEval single-line tasks the prior picked one token
+# for 20 (19 of them came back blank), while no true middle is shorter than 2 tokens
+# (benchmarks/results/length_policy_v4.md).
+PRIOR_MIN_LINE = 2
 
 
 def applies(opts: InfillOptions) -> bool:
@@ -104,15 +110,16 @@ def sized(model: Transformer, tok: Tokenizer, canvas: Canvas, hidden: Tensor, fi
     p_stop = stop_probs(model, tok, rows)  # [S]
     if float(p_stop[extra:].max()) < PRIOR_MIN_TOP:
         return None
-    return replace(canvas, span_len=prior_length(p_stop, extra) + extra)
+    shortest = min(PRIOR_MIN_LINE, canvas.span_len - extra) if canvas.tail_bytes else 1
+    return replace(canvas, span_len=prior_length(p_stop, extra, shortest=shortest) + extra)
 
 
-def prior_length(p_stop: Tensor, heal_extra: int, level: float = PRIOR_LEVEL) -> int:
+def prior_length(p_stop: Tensor, heal_extra: int, level: float = PRIOR_LEVEL, shortest: int = 1) -> int:
     """The span length the prior picks (healed token excluded): the first content offset whose
-    stop probability reaches ``level`` times the highest in the span, at least 1."""
+    stop probability reaches ``level`` times the highest in the span, at least ``shortest``."""
     content = p_stop[heal_extra:]
     hit = (content >= level * content.max()).nonzero().flatten()
-    return max(1, int(hit[0]) if hit.numel() else int(content.numel()))
+    return max(shortest, int(hit[0]) if hit.numel() else int(content.numel()))
 
 
 def candidate_options(opts: InfillOptions) -> InfillOptions:
