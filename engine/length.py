@@ -10,14 +10,15 @@ on past the point where the suffix should take over. Given the true length it do
   every span offset (``stop_probs``) — training pads every middle with 0..max_pad padding
   tokens, so this is the model's belief that the middle has ended there — and ``sized`` cuts
   the span at the first offset reaching ``PRIOR_LEVEL`` of the span's highest stop
-  probability (``prior_length``). The request then decodes a fixed-length fill of that length
+  probability (``prior_length``; an end-healed span, whose fill ends in its line break, gets
+  at least ``PRIOR_MIN_LINE`` tokens, not a blank line). The request then decodes a fixed-length fill of that length
   (``candidate_options``) in the same batched steps as every other request; that step commits
   nothing, and the fill's first full step reuses the prefix's keys/values (context cache). When
   no offset's stop probability reaches ``PRIOR_MIN_TOP`` the model sees no end within the
   budget, and the same step goes on as a free-length span (no extra forward). On
-  all 1 033 HumanEval single-line tasks: 1.06 % pass@1 against 1.94 % with the oracle length
-  (1.36 % against 0.97 % for free length in single-line mode), at about the free length's p50
-  latency (README, "Length-aware decoding").
+  all 1 033 HumanEval single-line tasks: 1.45 % pass@1 against 1.94 % with the oracle length
+  (75 %; 1.65 % against 0.87 % for free length in single-line mode), at about the free length's
+  p50 latency (README, "Length-aware decoding"; benchmarks/results/length_policy_v4.md).
 * **length search** (``length="search"``, an opt-in), CAL-style: ``plan`` fans a request out
   into candidate span lengths (``InfillOptions.length_candidates``, capped at ``max_tokens``),
   each decoded as a fixed-length fill, all submitted together (the scheduler batches them);
