@@ -7,8 +7,9 @@ Each ``--row`` is a ``benchmarks.quality`` summary JSON of one single-line run (
 ``<stem>.tasks.jsonl`` next to it, as the harness writes it). Per row: tasks passed and pass@1,
 exact match, the share of the ``--ceiling`` row's pass@1 (the oracle length), and — from the
 per-task lines, finer than a handful of passes — the mean first-line edit similarity to the
-canonical line, the blank completions, the tasks passed that the ceiling row also passed, and
-the median per-task generation time (separate runs on a shared machine: not an A/B; see
+canonical line, the blank completions, the tasks passed that the ceiling row also passed, the
+passes and edit similarity of each half of the tasks (even and odd positions in the benchmark
+file: a rule tuned on one half is checked on the other), and the median per-task generation time (separate runs on a shared machine: not an A/B; see
 ``benchmarks.length_cost`` for that). Writes ``--out`` (JSON) and ``<stem>.md`` (the table), and
 ends with one JSON line.
 """
@@ -42,6 +43,12 @@ def canonical_lines() -> dict[str, str]:
         return {p["task_id"]: p["canonical_solution"] for p in map(json.loads, fh)}
 
 
+def halves_cell(halves: list[dict]) -> str:
+    def share(h: dict) -> str:
+        return "-" if h["share_of_ceiling"] is None else f"{h['share_of_ceiling'] * 100:.0f} %"
+    return " / ".join(f"{h['passed']}, {share(h)}, {h['edit_sim']:.3f}" for h in halves)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.length_table", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -58,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         bench = summary["benchmarks"]["single-line"]
         ms = [t["ms"] for t in tasks if "ms" in t]
         passed_ids[name] = {t["task_id"] for t in tasks if t["passed"]}
+        halves = [tasks[h::2] for h in range(2)]  # even and odd positions
         rows[name] = {
             "file": Path(file).name, "command": summary["command"], "git": summary["git"],
             "decode": summary["decode"], "tasks": bench["tasks"], "passed": bench["passed"],
@@ -66,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
             "edit_sim": round(sum(edit_similarity(t["completion"], canon[t["task_id"]]) for t in tasks) / len(tasks), 4),
             "blank": sum(not t["completion"].strip() for t in tasks),
             "p50_ms": round(percentile(ms, 50), 1) if ms else None,
+            "halves": [{"tasks": len(h), "passed": sum(t["passed"] for t in h),
+                        "edit_sim": round(sum(edit_similarity(t["completion"], canon[t["task_id"]]) for t in h)
+                                          / max(1, len(h)), 4)} for h in halves],
         }
     if args.ceiling not in rows:
         raise SystemExit(f"length_table: --ceiling {args.ceiling!r} is not a --row name")
@@ -73,13 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     for name, r in rows.items():
         r["share_of_ceiling"] = round(r["pass@1"] / top["pass@1"], 4) if top["pass@1"] else None
         r["passed_also_by_ceiling"] = len(passed_ids[name] & passed_ids[args.ceiling])
+        for h, ceiling_half in zip(r["halves"], top["halves"], strict=True):
+            h["share_of_ceiling"] = round(h["passed"] / ceiling_half["passed"], 4) if ceiling_half["passed"] else None
     head = (f"| length | tasks | pass@1 | exact | share of {args.ceiling} pass@1 | passed also by {args.ceiling} "
-            f"| first-line edit similarity | blank | p50 ms/task (own run) | file |")
-    lines = [head, "|" + "---|" * 10]
+            f"| first-line edit similarity | blank | halves (even / odd): passed, share, edit similarity "
+            f"| p50 ms/task (own run) | file |")
+    lines = [head, "|" + "---|" * 11]
     for name, r in rows.items():
         lines.append(f"| {name} | {r['tasks']} | {r['pass@1'] * 100:.2f} % ({r['passed']}) | "
                      f"{r['exact_match'] * 100:.2f} % ({r['exact']}) | {r['share_of_ceiling'] * 100:.0f} % | "
-                     f"{r['passed_also_by_ceiling']} | {r['edit_sim']:.3f} | {r['blank']} | {r['p50_ms']} | "
+                     f"{r['passed_also_by_ceiling']} | {r['edit_sim']:.3f} | {r['blank']} | {halves_cell(r['halves'])} | "
+                     f"{r['p50_ms']} | "
                      f"`{r['file']}` |")
     table = "\n".join(lines)
     print(table)

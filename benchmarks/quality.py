@@ -211,6 +211,7 @@ def run_config(engine, suites: dict[str, list[Problem]], args: argparse.Namespac
 # ---------------------------------------------------------------------------- main
 def run(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
+    git = git_state()  # the revision that runs (read now: the tree may change during a long run)
     try:
         names = humaneval.parse_benchmarks(args.benchmarks)
     except ValueError as exc:
@@ -288,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
     result = {
         "benchmark": "humaneval-infilling",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "git": git_state(),
+        "git": git,
         "command": ["python", "-m", "benchmarks.quality", *(args.argv or [])],
         "mode": mode,
         "model": model_info,

@@ -10,14 +10,15 @@ on past the point where the suffix should take over. Given the true length it do
   every span offset (``stop_probs``) — training pads every middle with 0..max_pad padding
   tokens, so this is the model's belief that the middle has ended there — and ``sized`` cuts
   the span at the first offset reaching ``PRIOR_LEVEL`` of the span's highest stop
-  probability (``prior_length``). The request then decodes a fixed-length fill of that length
+  probability (``prior_length``; an end-healed span, whose fill ends in its line break, gets
+  at least ``PRIOR_MIN_LINE`` tokens, not a blank line). The request then decodes a fixed-length fill of that length
   (``candidate_options``) in the same batched steps as every other request; that step commits
   nothing, and the fill's first full step reuses the prefix's keys/values (context cache). When
   no offset's stop probability reaches ``PRIOR_MIN_TOP`` the model sees no end within the
   budget, and the same step goes on as a free-length span (no extra forward). On
-  all 1 033 HumanEval single-line tasks: 1.06 % pass@1 against 1.94 % with the oracle length
-  (1.36 % against 0.97 % for free length in single-line mode), at about the free length's p50
-  latency (README, "Length-aware decoding").
+  all 1 033 HumanEval single-line tasks: 1.45 % pass@1 against 1.94 % with the oracle length
+  (75 %; 1.65 % against 0.87 % for free length in single-line mode), at about the free length's
+  p50 latency (README, "Length-aware decoding"; benchmarks/results/length_policy_v4.md).
 * **length search** (``length="search"``, an opt-in), CAL-style: ``plan`` fans a request out
   into candidate span lengths (``InfillOptions.length_candidates``, capped at ``max_tokens``),
   each decoded as a fixed-length fill, all submitted together (the scheduler batches them);
@@ -70,6 +71,12 @@ PRIOR_LEVEL = 0.3
 # decoded free instead. The highest is 0.18 at the least on all 1 033 tasks at 48 tokens (under
 # 0.15 for 2 tasks at 24): the rule is a guard for long spans, not a tuning of those figures.
 PRIOR_MIN_TOP = 0.15
+# With end healing (``Canvas.tail_bytes``) a fixed-length fill's last token is its line break, so
+# a one-token fill is a blank line: the prior sizes such a span to at least this many tokens (its
+# line break and one of text). No true HumanEval single-line middle is shorter than 2 tokens; on
+# all 1 033 tasks this cut the default's blank completions from 29 to 12 (edit similarity 0.285 ->
+# 0.289, the same 15 passes; benchmarks/results/length_policy_v4.md).
+PRIOR_MIN_LINE = 2
 
 
 def applies(opts: InfillOptions) -> bool:
@@ -104,15 +111,16 @@ def sized(model: Transformer, tok: Tokenizer, canvas: Canvas, hidden: Tensor, fi
     p_stop = stop_probs(model, tok, rows)  # [S]
     if float(p_stop[extra:].max()) < PRIOR_MIN_TOP:
         return None
-    return replace(canvas, span_len=prior_length(p_stop, extra) + extra)
+    shortest = min(PRIOR_MIN_LINE, canvas.span_len - extra) if canvas.tail_bytes else 1
+    return replace(canvas, span_len=prior_length(p_stop, extra, shortest=shortest) + extra)
 
 
-def prior_length(p_stop: Tensor, heal_extra: int, level: float = PRIOR_LEVEL) -> int:
+def prior_length(p_stop: Tensor, heal_extra: int, level: float = PRIOR_LEVEL, shortest: int = 1) -> int:
     """The span length the prior picks (healed token excluded): the first content offset whose
-    stop probability reaches ``level`` times the highest in the span, at least 1."""
+    stop probability reaches ``level`` times the highest in the span, at least ``shortest``."""
     content = p_stop[heal_extra:]
     hit = (content >= level * content.max()).nonzero().flatten()
-    return max(1, int(hit[0]) if hit.numel() else int(content.numel()))
+    return max(shortest, int(hit[0]) if hit.numel() else int(content.numel()))
 
 
 def candidate_options(opts: InfillOptions) -> InfillOptions:

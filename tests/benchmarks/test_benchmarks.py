@@ -233,5 +233,7 @@ def test_length_table_puts_quality_runs_side_by_side(tmp_path, capsys):
     rows = json.loads(out.read_text())["rows"]
     assert rows["prior"]["share_of_ceiling"] == 0.5 and rows["prior"]["passed_also_by_ceiling"] == 1
     assert rows["oracle"]["edit_sim"] == 1.0 and rows["prior"]["blank"] == 1
+    assert [(h["passed"], h["share_of_ceiling"]) for h in rows["prior"]["halves"]] == [(1, 1.0), (0, 0.0)]
+    assert rows["prior"]["halves"][0]["edit_sim"] == 1.0 > rows["prior"]["halves"][1]["edit_sim"]
     assert (tmp_path / "table.md").read_text().startswith("| length |")
     assert _last_json(capsys.readouterr().out)["prior_share_of_oracle"] == 0.5

@@ -84,6 +84,20 @@ def test_prior_length_is_the_first_content_offset_reaching_the_level():
     assert L.prior_length(curve, heal_extra=1, level=0.5) == 2  # offset 0 is the healed token
     assert L.prior_length(curve, heal_extra=0, level=1.0) == 5
     assert L.prior_length(torch.tensor([0.9, 0.9]), heal_extra=0, level=0.5) == 1  # at least one token
+    assert L.prior_length(torch.tensor([0.9, 0.9, 0.1]), heal_extra=0, shortest=2) == 2
+
+
+@pytest.mark.parametrize("tail, span, want", [(b"    ", 16, L.PRIOR_MIN_LINE), (b"", 16, 1), (b"    ", 1, 1)])
+def test_prior_gives_an_end_healed_line_a_token_of_text(monkeypatch, tail, span, want):
+    """With end healing the fill's last token is its line break: a one-token fill would be a
+    blank line, so the prior sizes it to PRIOR_MIN_LINE (within the budget); without, one token."""
+    import torch
+
+    monkeypatch.setattr(L, "stop_probs", lambda model, tok, rows: torch.linspace(1.0, 0.0, rows.shape[0]))
+    canvas = Canvas([1, 2], [3], span_len=span, heal_bytes=b"", trimmed=False, tail_bytes=tail)
+    model = type("M", (), {"config": type("C", (), {"logits_shift": False})()})()
+    got = L.sized(model, None, canvas, torch.zeros(2 + span + 1, 4), 0)
+    assert got is not None and got.span_len == want
 
 
 def test_prior_applies_only_to_free_length_fast_decoding():
