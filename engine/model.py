@@ -59,6 +59,16 @@ class Rotary(nn.Module):
         # pos: [B, T] -> cos, sin [B, 1, T, E]
         return self.cos[pos].unsqueeze(1).to(dtype), self.sin[pos].unsqueeze(1).to(dtype)
 
+    def move(self, k: Tensor, delta: int) -> Tensor:
+        """Keys rotated for their positions p ([..., E]) -> the same keys rotated for p + delta.
+
+        Each pair of dimensions is rotated by an angle proportional to the position, and
+        rotations compose (R(p + delta) = R(delta) R(p)): cached keys move without their
+        projections being recomputed."""
+        d = abs(delta)
+        cos, sin = self.cos[d].to(k.dtype), self.sin[d].to(k.dtype)  # [E]
+        return apply_rotary(k, (cos, sin if delta >= 0 else -sin))
+
 
 def apply_rotary(x: Tensor, rope: Rope) -> Tensor:
     # x: [B, H, T, E]
