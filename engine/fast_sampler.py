@@ -165,10 +165,13 @@ class FastDecoder:
             s.forwards += 1
             s.steps_since_full = 0
             mine = None if kv is None else [(k[i:i + 1, :, : lengths[i]], v[i:i + 1, :, : lengths[i]]) for k, v in kv]
-            if s.opts.cache == "dual" and mine is not None:
-                self._keep_context(s, mine, reuses=0)
+            keep = s.opts.cache == "dual" and mine is not None
+            if keep:
+                self._store_context(s, mine, reuses=0)
             if s.prior and self._size(s, hidden[i], 0 if rows is None else lo, mine):
-                continue  # the step sized the span: nothing to commit
+                continue  # the step sized the span: nothing to commit (its dual cache is the moved one)
+            if keep:
+                s.ctx_kv = self._block_context(s, mine)
             if s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
                 logits = self._lm_head(hidden[i, : lengths[i]])[lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
@@ -203,8 +206,9 @@ class FastDecoder:
         s.forwards += 1
         s.steps_since_full = 0
         full = join_kv(reuse.kv, kv)
-        self._keep_context(s, full, reuses=reuse.reuses + 1)
+        self._store_context(s, full, reuses=reuse.reuses + 1)
         if not (s.prior and self._size(s, hidden[0], lo, full)):
+            s.ctx_kv = self._block_context(s, full)
             self._decide(s, hidden=self._align(s, hidden[0, : hi - lo]))
 
     # ------------------------------------------------------------------ the length prior
@@ -239,12 +243,14 @@ class FastDecoder:
                         torch.cat([v[:, :, :lo], v[:, :, hi:end], v[:, :, old_end:]], dim=2)))
         return out  # [1, K, L - (hi - lo), E] each
 
-    def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
-        """After a full step: the block's dual cache (every position outside the query window)
-        and, with context reuse, the prefix's keys/values for later requests."""
+    def _block_context(self, s: DecodeState, kv: list[KV]) -> list[KV]:
+        """After a full step: the block's dual cache (every position outside the query window)."""
         lo, hi = s.query_window(self.shift)
-        s.ctx_kv = [(torch.cat([k[:, :, :lo], k[:, :, hi:]], dim=2), torch.cat([v[:, :, :lo], v[:, :, hi:]], dim=2))
-                    for k, v in kv]  # [1, K, L - (hi - lo), E]: two slices, no boolean gather
+        return [(torch.cat([k[:, :, :lo], k[:, :, hi:]], dim=2), torch.cat([v[:, :, :lo], v[:, :, hi:]], dim=2))
+                for k, v in kv]  # [1, K, L - (hi - lo), E]: two slices, no boolean gather
+
+    def _store_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
+        """After a full step, with context reuse: the prefix's keys/values for later requests and blocks."""
         if s.opts.context_reuse:
             if s.opts.context_scope != PRIVATE_SCOPE:
                 self.context_cache.store(s.canvas.prefix_ids, kv, reuses, s.opts.context_scope)
