@@ -14,7 +14,8 @@ How a request is decoded (Fast-dLLM's recipe, adapted to infilling):
 * Each step commits every undecided block position whose confidence is ``>= threshold``, and
   at least ``min_per_step`` (the most confident: a small model is rarely confident), or with
   ``threshold=None`` a fixed count that spreads the block over ``steps_per_block`` steps.
-* The length prior (engine/length.py): the first full step of the all-mask span sizes it.
+* The length prior (engine/length.py): the first full step of the all-mask span sizes it; its
+  keys/values, the suffix's moved to the sized span's end, are the fill's first dual cache.
 * The commit rule, padding order, boundary healing and single-line end are the decoding
   core's (engine/decode.py), so at temperature 0 with one token per step, no cache, no blocks
   and no growth (``engine.options.exact_options()``), this sampler reproduces the reference
@@ -163,11 +164,14 @@ class FastDecoder:
         for i, (s, (lo, hi)) in enumerate(zip(states, windows, strict=True)):
             s.forwards += 1
             s.steps_since_full = 0
-            if s.opts.cache == "dual" and kv is not None:
-                self._keep_context(s, [(k[i:i + 1, :, : lengths[i]], v[i:i + 1, :, : lengths[i]])
-                                       for k, v in kv], reuses=0)
-            if s.prior and s.size_span(self.sized(s.canvas, hidden[i], 0 if rows is None else lo), self.tok.mask_id):
-                continue  # the step sized the span: nothing to commit
+            mine = None if kv is None else [(k[i:i + 1, :, : lengths[i]], v[i:i + 1, :, : lengths[i]]) for k, v in kv]
+            keep = s.opts.cache == "dual" and mine is not None
+            if keep:
+                self._store_context(s, mine, reuses=0)
+            if s.prior and self._size(s, hidden[i], 0 if rows is None else lo, mine):
+                continue  # the step sized the span: nothing to commit (its dual cache is the moved one)
+            if keep:
+                s.ctx_kv = self._block_context(s, mine)
             if s.opts.cache == "none":  # exact path: the same logits GEMM as the reference
                 logits = self._lm_head(hidden[i, : lengths[i]])[lo:hi]  # [W, V]
                 self._decide(s, logits=self._align(s, logits))
@@ -201,16 +205,52 @@ class FastDecoder:
         self.context_cache.stats.computed_tokens += length - c
         s.forwards += 1
         s.steps_since_full = 0
-        self._keep_context(s, join_kv(reuse.kv, kv), reuses=reuse.reuses + 1)
-        if not (s.prior and s.size_span(self.sized(s.canvas, hidden[0], lo), self.tok.mask_id)):
+        full = join_kv(reuse.kv, kv)
+        self._store_context(s, full, reuses=reuse.reuses + 1)
+        if not (s.prior and self._size(s, hidden[0], lo, full)):
+            s.ctx_kv = self._block_context(s, full)
             self._decide(s, hidden=self._align(s, hidden[0, : hi - lo]))
 
-    def _keep_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
-        """After a full step: the block's dual cache (every position outside the query window)
-        and, with context reuse, the prefix's keys/values for later requests."""
+    # ------------------------------------------------------------------ the length prior
+    def _size(self, s: DecodeState, hidden: Tensor, first: int, kv: list[KV] | None) -> bool:
+        """The length prior's step (engine/length.py): True when it sized the span (nothing to
+        commit this step). The sized fill's first block then starts on a dual cache taken from
+        this step's keys/values (``moved_context``) instead of a full step of its own."""
+        before = s.canvas
+        if not s.size_span(self.sized(before, hidden, first), self.tok.mask_id):
+            return False
+        if kv is not None and s.opts.cache == "dual":
+            s.ctx_kv = self.moved_context(s, kv, before.span_len)
+        return True
+
+    def moved_context(self, s: DecodeState, kv: list[KV], old_span: int) -> list[KV]:
+        """The dual cache of a sized fill's first block from the sizing step's keys/values ``kv``
+        (per layer [1, K, L_old, E], the canvas with ``old_span`` masks).
+
+        The canvas is the same up to the end of the shorter span (prefix, then masks); the suffix
+        moves ``old_span - span_len`` positions to the left, and its keys are rotated there
+        (``Rotary.move``). The context was computed attending to the longer all-mask span, the
+        approximation the dual cache already makes for every block (Fast-dLLM); the quality
+        against a fresh full step is measured by ``benchmarks/engine_ab`` (README, "Engine CPU cost").
+        """
+        lo, hi = s.query_window(self.shift)  # the first block's window
+        end, old_end = s.start + s.span_len, s.start + old_span  # where the suffix starts, now and before
+        delta = end - old_end  # <= 0
+        out = []
+        for k, v in kv:
+            suffix_k = self.model.rotary.move(k[:, :, old_end:], delta)
+            out.append((torch.cat([k[:, :, :lo], k[:, :, hi:end], suffix_k], dim=2),
+                        torch.cat([v[:, :, :lo], v[:, :, hi:end], v[:, :, old_end:]], dim=2)))
+        return out  # [1, K, L - (hi - lo), E] each
+
+    def _block_context(self, s: DecodeState, kv: list[KV]) -> list[KV]:
+        """After a full step: the block's dual cache (every position outside the query window)."""
         lo, hi = s.query_window(self.shift)
-        s.ctx_kv = [(torch.cat([k[:, :, :lo], k[:, :, hi:]], dim=2), torch.cat([v[:, :, :lo], v[:, :, hi:]], dim=2))
-                    for k, v in kv]  # [1, K, L - (hi - lo), E]: two slices, no boolean gather
+        return [(torch.cat([k[:, :, :lo], k[:, :, hi:]], dim=2), torch.cat([v[:, :, :lo], v[:, :, hi:]], dim=2))
+                for k, v in kv]  # [1, K, L - (hi - lo), E]: two slices, no boolean gather
+
+    def _store_context(self, s: DecodeState, kv: list[KV], reuses: int) -> None:
+        """After a full step, with context reuse: the prefix's keys/values for later requests and blocks."""
         if s.opts.context_reuse:
             if s.opts.context_scope != PRIVATE_SCOPE:
                 self.context_cache.store(s.canvas.prefix_ids, kv, reuses, s.opts.context_scope)

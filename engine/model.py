@@ -39,7 +39,10 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: Tensor) -> Tensor:
-        # One fused op (in float32, as the reference x * rsqrt(mean(x^2) + eps)), not five.
+        # One fused op (in float32, as the reference x * rsqrt(mean(x^2) + eps)), not five; a
+        # float32 model's weight is multiplied inside it (the same product, one pass fewer).
+        if x.dtype == torch.float32 and self.weight.dtype == torch.float32:
+            return F.rms_norm(x, x.shape[-1:], self.weight, eps=self.eps)
         return self.weight * F.rms_norm(x.float(), x.shape[-1:], eps=self.eps).to(x.dtype)
 
 
@@ -58,6 +61,16 @@ class Rotary(nn.Module):
     def forward(self, pos: Tensor, dtype: torch.dtype) -> Rope:
         # pos: [B, T] -> cos, sin [B, 1, T, E]
         return self.cos[pos].unsqueeze(1).to(dtype), self.sin[pos].unsqueeze(1).to(dtype)
+
+    def move(self, k: Tensor, delta: int) -> Tensor:
+        """Keys rotated for their positions p ([..., E]) -> the same keys rotated for p + delta.
+
+        Each pair of dimensions is rotated by an angle proportional to the position, and
+        rotations compose (R(p + delta) = R(delta) R(p)): cached keys move without their
+        projections being recomputed."""
+        d = abs(delta)
+        cos, sin = self.cos[d].to(k.dtype), self.sin[d].to(k.dtype)  # [E]
+        return apply_rotary(k, (cos, sin if delta >= 0 else -sin))
 
 
 def apply_rotary(x: Tensor, rope: Rope) -> Tensor:
@@ -123,7 +136,7 @@ class Attention(nn.Module):
         far its neighbours pad it (padded query positions come out as zeros). ``all_queries``:
         ``q`` holds picked rows (``rows``), every one of them attends."""
         t_len, c_len = lengths
-        y = torch.zeros_like(q)  # [B, H, T or W, E]
+        y = None  # [B, H, T or W, E]
         for i, t in enumerate(t_len):
             k, v = own[0][i:i + 1, :, :t], own[1][i:i + 1, :, :t]  # [1, K, t, E]
             if ctx is not None:
@@ -132,8 +145,14 @@ class Attention(nn.Module):
                 v = torch.cat([ctx[1][i:i + 1, :, :c], v], dim=2)  # [1, K, c + t, E]
             n = q.shape[2] if all_queries else t
             # contiguous whatever the padding: the kernel's path (and rounding) follows the strides
-            y[i:i + 1, :, :n] = F.scaled_dot_product_attention(
+            out = F.scaled_dot_product_attention(
                 q[i:i + 1, :, :n].contiguous(), k.contiguous(), v.contiguous(), enable_gqa=self.n_head != self.n_kv)
+            if len(t_len) == 1 and n == q.shape[2]:
+                return out  # one unpadded row: the result itself, no copy
+            if y is None:
+                y = torch.zeros_like(q)
+            y[i:i + 1, :, :n] = out
+        assert y is not None
         return y
 
 

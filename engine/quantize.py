@@ -76,9 +76,9 @@ class RowInt8Linear(nn.Module):
         unit = rows.new_empty(m + 1, self.in_features)  # [M + 1, K]: rows scaled into [-1, 1], then the pin
         torch.div(rows, amax, out=unit[:m])
         unit[m] = self._pin
-        y = torch.ops.quantized.linear_dynamic(unit, self._packed, REDUCE_RANGE)[:m] * amax  # [M, N]
+        y = torch.ops.quantized.linear_dynamic(unit, self._packed, REDUCE_RANGE)[:m].mul_(amax)  # [M, N], in place
         if self.bias is not None:
-            y = y + self.bias
+            y.add_(self.bias)
         return y.view(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:

@@ -60,6 +60,22 @@ def test_engine_ab_runs_two_revisions_interleaved(tiny, tmp_path, capsys):
     assert all(a["mean_forwards"] >= 1 for a in data["arms"])
 
 
+def test_engine_profile_times_every_forward_of_a_request(tiny, tmp_path, capsys):
+    if humaneval.data_unavailable_reason():
+        pytest.skip(humaneval.data_unavailable_reason())
+    from benchmarks import engine_profile
+
+    out = tmp_path / "profile.json"
+    assert engine_profile.main(["--model", str(tiny), "--tasks", "3", "--max-tokens", "4", "--out", str(out)]) == 0
+    head = _last_json(capsys.readouterr().out)
+    data = json.loads(out.read_text())
+    assert data["tasks"] == 3 and head["forwards_per_request"] >= 1
+    first = data["forwards"][0]
+    assert first["requests"] == 3 and first["positions"] > 4 and first["ms"] > 0  # a full step over the canvas
+    assert sum(f["requests"] for f in data["forwards"]) == round(3 * data["forwards_per_request"])
+    assert head["forward_ms"] <= head["mean_ms"]
+
+
 def test_heldout_benchmark_runs(tiny, tmp_path, capsys):
     from benchmarks import heldout
 

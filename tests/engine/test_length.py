@@ -129,6 +129,41 @@ def test_prior_decodes_the_fixed_length_fill_its_first_full_step_sizes(tiny, mon
     assert got.stop_reason == ("stop" if n < 16 or want.text != fixed.text else "length")
 
 
+@pytest.mark.parametrize("shift", [False, True])
+def test_sized_fill_starts_on_the_sizing_steps_moved_context(tmp_path, monkeypatch, shift):
+    """After the prior sizes the span, the fill's first block runs a cached step (no second
+    forward over the canvas) on the sizing step's keys/values: the prefix's as they were, the
+    suffix's moved left to the sized span's end (layer 0: exactly the fresh canvas' keys).
+    ``shift``: a Dream-style model, whose window starts one position before the span."""
+    import torch
+
+    from engine.batching import slot_rows
+    from engine.fast_sampler import FastDecoder
+
+    monkeypatch.setattr(L, "PRIOR_MIN_TOP", 0.0)
+    tiny = Engine.load(make_tiny_checkpoint(tmp_path / "tiny", logits_shift=shift), device="cpu", dtype="float32")
+    dec = FastDecoder(tiny.model, tiny.tokenizer)
+    canvas = _canvas(tiny, 16)
+    s = dec.start(canvas, InfillOptions(length="prior", context_reuse=False))
+    widths = []
+    forward = tiny.model.forward_hidden
+    monkeypatch.setattr(tiny.model, "forward_hidden", lambda idx, *a, **k: widths.append(idx.shape[1]) or
+                        forward(idx, *a, **k))
+    dec.step([s])  # the sizing step
+    assert not s.prior and s.span_len < canvas.span_len and s.ctx_kv is not None
+    lo, hi = s.query_window(shift)
+    sized = s.canvas.ids(tiny.tokenizer.mask_id)
+    with torch.inference_mode():
+        _, fresh = forward(torch.tensor(sized)[None], return_kv=True)
+    outside = torch.tensor([i for i in range(len(sized)) if not lo <= i < hi])
+    assert s.ctx_kv[0][0].shape[2] == outside.numel()
+    assert torch.allclose(s.ctx_kv[0][0], fresh[0][0][:, :, outside], atol=1e-5)
+    assert torch.allclose(s.ctx_kv[0][1], fresh[0][1][:, :, outside], atol=1e-5)
+    dec.step([s])  # the fill's first step: the block alone
+    assert widths == [slot_rows(canvas.length), slot_rows(hi - lo)]  # batch-invariant forwards: whole row slots
+    assert s.steps == 1 and s.forwards == 2
+
+
 def test_prior_finish_drops_trailing_blank_lines_with_their_tokens(tiny):
     from engine.types import InfillResult
 

@@ -134,6 +134,20 @@ def test_ctx_kv_block_recompute_matches_full_forward():
         assert torch.allclose(v_blk, v_full[:, :, start:end], atol=1e-5)
 
 
+def test_rotary_move_gives_the_keys_of_the_new_positions():
+    """Layer-0 keys depend on the token and its position only: moving cached keys by ``delta``
+    (either way) gives the keys the same tokens get at the new positions."""
+    model = _model(qkv_bias=True)
+    ids = _ids(1, 12, seed=5)
+    with torch.no_grad():
+        _, kv = model.forward_hidden(ids, pos=torch.arange(10, 22)[None], return_kv=True)
+        for delta in (-7, 0, 5):
+            _, fresh = model.forward_hidden(ids, pos=torch.arange(10 + delta, 22 + delta)[None], return_kv=True)
+            moved = model.rotary.move(kv[0][0], delta)
+            assert torch.allclose(moved, fresh[0][0], atol=1e-5), (delta, (moved - fresh[0][0]).abs().max())
+            assert delta == 0 or not torch.allclose(kv[0][0], fresh[0][0], atol=1e-3)  # positions matter
+
+
 def test_ctx_key_mask_hides_context_padding():
     model = _model()
     ids = _ids(1, 8, seed=5)
