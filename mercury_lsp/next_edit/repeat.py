@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 
 from mercury_lsp.next_edit.examples import Example, recent_edits, to_current
+from mercury_lsp.next_edit.prose import non_code, prose_span
 from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import (
     CONTEXT_TOKENS,
@@ -55,9 +56,6 @@ AGE_PENALTY = 0.1  # a site of an older example's rule ranks this much below the
 ANCHORLESS_MIN_TOKENS = 4
 ANCHORLESS_MIN_CHARS = 16
 IDENTIFIER = r"[A-Za-z_$][\w$]*"
-# Node types (any grammar) whose identifiers are not code: comments and string contents.
-NON_CODE = ("comment", "line_comment", "block_comment", "string", "string_content", "string_fragment",
-            "interpreted_string_literal", "raw_string_literal", "template_string", "string_literal")
 # Node types (any grammar) that open a function scope.
 FUNCTION_SCOPES = ("function_definition", "function_declaration", "method_declaration", "function_item",
                    "arrow_function", "method_definition", "function_expression", "closure_expression",
@@ -84,18 +82,6 @@ class Site:
     anchor: int  # anchor tokens matched (wildcards not counted)
     rename: bool
     age: int = 0  # the example's age (0: the newest edit)
-
-
-def _non_code(parsed: ParsedDoc | None, start: int) -> bool:
-    if parsed is None:
-        return False
-    b = parsed.b.byte(start)
-    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
-    while node is not None:
-        if node.type in NON_CODE:
-            return True
-        node = node.parent
-    return False
 
 
 def scope_of(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
@@ -170,7 +156,7 @@ def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: b
         # where code or comment is told: the deleted run, else the lead's last character (an
         # insertion at a line's end stands past the comment it extends)
         probe = m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted else max(s - 1, 0)
-        if _non_code(parsed, probe) == in_code:
+        if non_code(parsed, probe) == in_code:
             continue
         line_start = text.rfind("\n", 0, s) + 1
         line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else len(text)]
@@ -262,7 +248,7 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     word = re.compile(before + rf"{re.escape(old)}(?![\w$])")
     anywhere = distinctive(old)  # such a name in a comment or string refers to the identifier
     occurrences = [(doc, [(m.end() - len(old), m.end()) for m in word.finditer(doc.text)
-                          if anywhere or not _non_code(parsed, m.start())])
+                          if anywhere or not non_code(parsed, m.start())])
                    for doc, parsed in docs]
     if scope is not None:
         home_occ = next(occ for doc, occ in occurrences if doc is home)
@@ -270,6 +256,19 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
         if local or binding == "local":  # a local binding: its function only
             occurrences = [(home, local)]
     return [Site(doc, s, e, new, 0, True) for doc, occ in occurrences for s, e in occ]
+
+
+def _prose_sites(rule: Rule, home: DocState, parsed: ParsedDoc | None, edit: tuple[int, int]) -> list[Site]:
+    """A word of a docstring or comment changed to a name the code uses (``data`` -> ``iterables``
+    in a docstring's examples): the same word in the rest of that string or comment run."""
+    old, new = rule.deleted[0], rule.inserted.strip()
+    span = prose_span(parsed, edit[0] + len(rule.inserted) - len(rule.inserted.lstrip()))
+    if span is None or not any(not non_code(parsed, m.start())
+                               for m in re.finditer(rf"(?<![\w$]){re.escape(new)}(?![\w$])", home.text)):
+        return []
+    word = re.compile(rf"(?<![\w$]){re.escape(old)}(?![\w$])")
+    return [Site(home, m.start(), m.end(), new, 0, True) for m in word.finditer(home.text, *span)
+            if not (m.start() < edit[1] and edit[0] < m.end())]
 
 
 def _rules(examples: list[Example]) -> list[tuple[Example, Rule]]:
@@ -304,9 +303,11 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         home_parsed = by_uri.get(home.uri)
         lo, hi = rule.edit_span
         at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
-        in_code = not _non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
+        in_code = not non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
         if "\n" in rule.inserted.strip("\n"):
             continue  # multi-line text is rarely repeated verbatim
+        if rule.is_rename and not in_code and not distinctive(rule.deleted[0]):
+            sites.extend(_prose_sites(rule, home, home_parsed, (lo, hi)))
         if rule.is_rename and not _renames_binding(rule, home, home_parsed):
             continue
         if rule.is_rename and (in_code or distinctive(rule.deleted[0])):

@@ -211,3 +211,19 @@ def test_a_line_duplicated_in_place_is_not_a_move():
     src = "def f(items):\n" + body + "\n\ndef g(items):\n" + body
     after = src.replace(body, "    register_handler(items, retries=3)\n" + body, 1)
     assert ask(doc("file:///d.py", after, (src,), (1.0,))) == []  # no old copy deleted, no copy repeated
+
+
+# ---------------------------------------------------------------------------- prose renames
+def test_a_word_renamed_in_a_docstring_follows_in_the_rest_of_that_docstring():
+    src = ('def sort_together(iterables, key_list=(0,)):\n    """Sort.\n\n        >>> data = [[1, 2], [3, 4]]\n'
+           '        >>> sort_together(data, key_list=(0,))\n        [(1, 2)]\n\n    More text.\n\n'
+           '        >>> sort_together(data)\n    """\n    data = 1\n    return data\n')
+    after = src.replace(">>> data = [[", ">>> iterables = [[")
+    preds = ask(doc("file:///m.py", after, (src,), (1.0,)), cursor=after.index("iterables = [["))
+    assert applied(after, preds, "file:///m.py") == after.replace("sort_together(data", "sort_together(iterables")
+
+
+def test_a_prose_word_changed_to_a_word_the_code_does_not_use_is_not_followed():
+    src = '"""A guide.\n\nUse that command, then that one.\n"""\n\nx = 1\n'
+    after = src.replace("Use that command", "Use a command")
+    assert ask(doc("file:///g.py", after, (src,), (1.0,)), cursor=after.index("a command")) == []
