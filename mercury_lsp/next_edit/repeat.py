@@ -42,6 +42,7 @@ from mercury_lsp.next_edit.rules import (
     WILD,
     Rule,
     generalise,
+    keyword_shape,
     line_bounds,
     rules_from_edit,
 )
@@ -317,20 +318,24 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
                 sites.extend(found)
             continue
         callee = _callee(home.text, lo) if not rule.deleted and rule.inserted.lstrip().startswith(",") else None
-        for variant in _backed_off(rule):
-            if variant.pattern_chars < MIN_PATTERN_CHARS:
+        shaped = keyword_shape(rule) if rule.lead and rule.trail else None
+        variants = list(_backed_off(rule))
+        for variant in (*variants, *([shaped] if shaped is not None else [])):
+            if variant is not shaped and variants is None or variant.pattern_chars < MIN_PATTERN_CHARS:
                 continue
             found = [s for d, p in docs for s in _match_sites(variant, d, p, in_code)]
             if callee is not None:  # an item added to one function's list: that function's lists only
                 found = [s for s in found if _callee(s.doc.text, s.start) == callee]
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
             if len(found) > opts.repeat_max_sites:
-                break
+                variants = None  # broader literal anchors match more; the keyword-shaped one is tried
+                continue
             for s in found:
                 s.age = ex.age
             sites.extend(found)
-            if found and not opts.repeat_all_sites:
-                break
+            # sites only in other documents: broader anchors may still find the example's siblings
+            if any(s.doc is home for s in found) and not opts.repeat_all_sites:
+                variants = None
     return _rank(sites, query)
 
 

@@ -145,3 +145,19 @@ def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
         else:
             break
     return tuple(out)
+
+
+def keyword_shape(rule: Rule) -> Rule | None:
+    """The rule with the identifiers of its anchors abstracted, for a replacement whose anchor a
+    keyword opens (``except BadSignature , e :`` -> ``except ID , e :``: every ``except X, e:`` of
+    Python 2); None otherwise, or when no identifier was abstracted. (Insertions and deletions so
+    generalised matched every ``import x from`` and every ``def f(self, x, salt=None)``.)"""
+    def shape(tokens: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(WILD if IDENT.match(t) and t not in KEYWORDS else t for t in tokens)
+
+    if not (rule.deleted and rule.inserted.strip() and rule.lead and rule.lead[0] in KEYWORDS):
+        return None  # a replacement in a statement a keyword opens (insertions and deletions match too much)
+    lead, trail = shape(rule.lead), shape(rule.trail)
+    if (lead, trail) == (rule.lead, rule.trail):
+        return None
+    return Rule(lead, rule.deleted, trail, rule.inserted, rule.indent, rule.edit_span)

@@ -227,3 +227,24 @@ def test_a_prose_word_changed_to_a_word_the_code_does_not_use_is_not_followed():
     src = '"""A guide.\n\nUse that command, then that one.\n"""\n\nx = 1\n'
     after = src.replace("Use that command", "Use a command")
     assert ask(doc("file:///g.py", after, (src,), (1.0,)), cursor=after.index("a command")) == []
+
+
+def test_one_replacement_in_a_keyword_statement_repeats_at_statements_of_the_same_shape():
+    """``except BadSignature, e:`` -> ``as e``: every ``except X, e:`` follows, one example is enough."""
+    src = ("try:\n    f()\nexcept BadSignature, e:\n    pass\ntry:\n    g()\nexcept Exception, e:\n    pass\n"
+           "import fetch\nimport delay\n")
+    after = src.replace("except BadSignature, e:", "except BadSignature as e:")
+    preds = ask(doc("file:///a.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///a.py") == after.replace("except Exception, e:", "except Exception as e:")
+
+
+def test_sites_found_only_in_other_documents_do_not_stop_the_search_in_the_examples_own():
+    """A specific anchor matches only other files; a broader one finds the example's sibling."""
+    body = "\tawait t.{}(() => ky.post(\n\t\tserver.url,\n\t));\n"
+    src = body.format("notThrowsAsync") + body.format("throwsAsync")
+    after = src.replace("notThrowsAsync(() => ky.post(", "notThrowsAsync(ky.post(")
+    other = "\tawait t.notThrowsAsync(() => ky(server.url));\n"
+    preds = ask(doc("file:///hooks.js", after, (src,), (1.0,), grammar="javascript"),
+                doc("file:///methods.js", other, grammar="javascript"))
+    assert applied(after, preds, "file:///hooks.js") == after.replace("throwsAsync(() => ky.post(", "throwsAsync(ky.post(")
+    assert applied(other, preds, "file:///methods.js") == "\tawait t.notThrowsAsync(ky(server.url));\n"
