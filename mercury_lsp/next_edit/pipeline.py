@@ -21,6 +21,7 @@ from mercury_lsp.next_edit.locate import drop_candidates
 from mercury_lsp.next_edit.moved import moved_lines
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
+from mercury_lsp.next_edit.removed import removed_uses
 from mercury_lsp.next_edit.repeat import repeated_edits
 from mercury_lsp.next_edit.supersede import superseded_lines
 from mercury_lsp.next_edit.text import apply_edits
@@ -101,7 +102,7 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
         repeats = [r for r in repeats if r.kind != "rename"]
     rules = (superseded_lines(query) + moved_lines(query) + repeated_lines(query) + import_edits(query, parsed, grammars)
              + dropped_arguments(query, parsed, grammars) + named_values(query, parsed)
-             + stale_uses(query, parsed, grammars))
+             + stale_uses(query, parsed, grammars) + removed_uses(query, parsed, grammars))
     for s in rules:
         if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats):
             repeats.append(s)
