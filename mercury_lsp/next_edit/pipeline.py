@@ -27,6 +27,7 @@ from mercury_lsp.next_edit.supersede import superseded_lines
 from mercury_lsp.next_edit.text import apply_edits
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.next_edit.unimported import stale_uses
+from mercury_lsp.next_edit.whitespace import whitespace_edits
 from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextPosition, TextRange
 from mercury_lsp.syntax import Grammars, count_errors
 from mercury_lsp.text import TextIndex
@@ -102,7 +103,8 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
         repeats = [r for r in repeats if r.kind != "rename"]
     rules = (superseded_lines(query) + moved_lines(query) + repeated_lines(query) + import_edits(query, parsed, grammars)
              + dropped_arguments(query, parsed, grammars) + named_values(query, parsed)
-             + stale_uses(query, parsed, grammars) + removed_uses(query, parsed, grammars))
+             + stale_uses(query, parsed, grammars) + removed_uses(query, parsed, grammars)
+             + whitespace_edits(query))
     for s in rules:
         if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats):
             repeats.append(s)
