@@ -10,7 +10,8 @@ the statement is the use's outermost enclosing node directly inside a block (a f
 a class or struct body, the file), when it is at most ``MAX_STATEMENT_LINES`` lines and not a
 definition of a function, type or class itself (those are the user's to rework).
 
-More uses of a name than ``MAX_SITES`` (a field or variable) or ``MAX_CALLABLE_SITES`` (a function or
+The name also leaves the import lists of the other open documents of the language (with its
+comma). More uses of a name than ``MAX_SITES`` (a field or variable) or ``MAX_CALLABLE_SITES`` (a function or
 type: more often moved than deleted): the user is reworking the code, nothing is offered.
 """
 
@@ -29,18 +30,20 @@ from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.syntax import Grammars
 
 EXAMPLES = 3  # the newest edits read (as ``repeat``)
-MIN_NAME_CHARS = 4  # shorter names ('x', 'err', 'ctx') are declared again and again
+MIN_NAME_CHARS = 4  # shorter names ('x', 'err', 'ctx') are assigned again and again
+MIN_DECLARED_CHARS = 2  # ... but a keyword declares a type or function of any length ('interface Ky')
 # More uses than this: the user is reworking the code. A field or variable deleted takes its uses
 # with it (the dev set's commits removed a struct field and its 12 uses together); a function or
 # type deleted was more often moved (cut, then pasted lower: its uses stay).
 MAX_SITES = 16
 MAX_CALLABLE_SITES = 2
-CALLABLE = re.compile(r"(?:func|def|fn|class|struct|type)\b")
+CALLABLE = re.compile(r"(?:func|def|fn|class|struct|type|interface|enum|trait)\b")
 MAX_STATEMENT_LINES = 6
 CONFIDENCE = 0.45
 DECLARATION = re.compile(
     r"^[ \t]*(?:(?:pub(?:\([\w:]+\))?|export|async)\s+)*(?:"
-    r"(?P<keyword>func\s*(?:\([^)]*\)\s*)?|def\s+|fn\s+|class\s+|struct\s+|type\s+|var\s+|let\s+(?:mut\s+)?"
+    r"(?P<keyword>func\s*(?:\([^)]*\)\s*)?|def\s+|fn\s+|class\s+|struct\s+|type\s+|interface\s+|enum\s+|trait\s+"
+    r"|var\s+|let\s+(?:mut\s+)?"
     r"|const\s+|static\s+)(?P<name>[A-Za-z_$][\w$]*)(?=[\s(<:=])"
     # bare: an assignment at the start of a line (Python), a field 'name Type' (Go)
     r"|(?P<bare>[A-Za-z_$][\w$]*)(?=\s*=(?!=)|\s+[*\[\]]*[A-Za-z_][\w.*\[\]]*[ \t]*(?://.*)?$))")
@@ -64,7 +67,7 @@ def deleted_declarations(before: str, after: str) -> dict[str, int]:
     old = [m for line in before[lo:hb].split("\n") if (m := DECLARATION.match(line))]
     new = after[lo:ha]
     return {_name(m): MAX_CALLABLE_SITES if CALLABLE.match(m.group("keyword") or "") else MAX_SITES for m in old
-            if len(_name(m)) >= MIN_NAME_CHARS and _name(m) not in KEYWORDS
+            if len(_name(m)) >= (MIN_NAME_CHARS if m.group("bare") else MIN_DECLARED_CHARS) and _name(m) not in KEYWORDS
             and re.search(rf"(?<![\w$]){re.escape(_name(m))}(?![\w$])", new) is None}
 
 
@@ -88,6 +91,21 @@ def _statement(doc: ParsedDoc, offset: int):
     return node if node is not None and node.parent is not None else None
 
 
+def _from_imports(name: str, doc: ParsedDoc, caps: dict) -> list[Prediction]:
+    """``name`` taken out of the import lists of ``doc`` (a list's item with its comma; a statement
+    importing only it, whole)."""
+    text, out = doc.doc.text, []
+    for n in caps["import"]:
+        s, e = doc.b.char(n.start_byte), doc.b.char(n.end_byte)
+        statement = text[s:e]
+        m = re.search(rf"(?<![\w$.:]){re.escape(name)}\s*,\s*|\s*,\s*(?<![\w$.:]){re.escape(name)}(?![\w$.:])",
+                      statement)
+        if m is not None:
+            out.append(Prediction(doc.doc.uri, s + m.start(), s + m.end(), "", CONFIDENCE,
+                                  f"'{name}' was deleted: it leaves the import", "import", "syntax", m.group()))
+    return out
+
+
 def removed_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
     by_uri = {p.doc.uri: p for p in parsed}
     out: list[Prediction] = []
@@ -102,6 +120,9 @@ def removed_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramma
         for name in sorted(names):
             if any(_declared(name, p, captures(grammars, p)) for p in others):
                 continue
+            for p in others:
+                if p is not home:
+                    out += _from_imports(name, p, captures(grammars, p))
             uses = [m.start() for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text)
                     if not non_code(home, m.start())]
             if not uses or len(uses) > names[name]:

@@ -55,3 +55,13 @@ def test_names_still_declared_moved_functions_and_definitions_are_left_alone():
     src = "package chi\n\nvar limit = 3\n\nfunc Throttle(limit int) func() {\n\treturn nil\n}\n"
     after = src.replace("var limit = 3\n", "")
     assert removed(doc("file:///t.go", after, (src,))) == []  # a parameter's use is in a definition's line
+
+
+def test_a_deleted_interface_leaves_the_import_lists_of_the_other_documents():
+    src = "export interface Ky {\n\textend(options: Options): Ky;\n}\n\ndeclare const ky: Ky;\nexport default ky;\n"
+    after = src.replace("export interface Ky {\n\textend(options: Options): Ky;\n}\n\ndeclare const ky: Ky;\n",
+                        "declare const ky: {\n\textend(options: Options): typeof ky;\n};\n")
+    test = "import ky, {Ky, HTTPError} from '.';\n\nexpectType<typeof ky>(ky);\n"
+    preds = ask(doc("file:///index.d.ts", after, (src,), grammar="typescript"),
+                doc("file:///index.test-d.ts", test, grammar="typescript"))
+    assert [(p.uri, p.old_text, p.new_text) for p in preds] == [("file:///index.test-d.ts", "Ky, ", "")]
