@@ -274,7 +274,7 @@ def _prose_sites(rule: Rule, home: DocState, parsed: ParsedDoc | None, edit: tup
 
 def _rules(examples: list[Example]) -> list[tuple[Example, Rule]]:
     """Each example's rules, spans in its document's current text; the newest generalised by the
-    one before it; an older example's renames are left to the rename search (whole history)."""
+    one before it."""
     out = []
     for ex in examples:
         rules = rules_from_edit(ex.before, ex.after)
@@ -282,7 +282,7 @@ def _rules(examples: list[Example]) -> list[tuple[Example, Rule]]:
             rules = generalise(rules, rules_from_edit(examples[1].before, examples[1].after))
         for r in rules:
             lo, hi = to_current(ex, r.edit_span[0]), to_current(ex, r.edit_span[1])
-            if lo is not None and hi is not None and not (ex.age and r.is_rename):
+            if lo is not None and hi is not None:
                 out.append((ex, Rule(r.lead, r.deleted, r.trail, r.inserted, r.indent, (lo, hi))))
     return out
 
@@ -309,6 +309,8 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             continue  # multi-line text is rarely repeated verbatim
         if rule.is_rename and not in_code and not distinctive(rule.deleted[0]):
             sites.extend(_prose_sites(rule, home, home_parsed, (lo, hi)))
+        if rule.is_rename and ex.age:
+            continue  # an older example's renames in code are the rename search's (whole history)
         if rule.is_rename and not _renames_binding(rule, home, home_parsed):
             continue
         if rule.is_rename and (in_code or distinctive(rule.deleted[0])):

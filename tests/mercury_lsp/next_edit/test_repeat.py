@@ -248,3 +248,12 @@ def test_sites_found_only_in_other_documents_do_not_stop_the_search_in_the_examp
                 doc("file:///methods.js", other, grammar="javascript"))
     assert applied(after, preds, "file:///hooks.js") == after.replace("throwsAsync(() => ky.post(", "throwsAsync(ky.post(")
     assert applied(other, preds, "file:///methods.js") == "\tawait t.notThrowsAsync(ky(server.url));\n"
+
+
+def test_a_docstring_rename_two_edits_back_is_still_followed():
+    src = ('def sort_together(iterables):\n    """Sort.\n\n        >>> data = [[1, 2], [3, 4]]\n\n'
+           '    order of the first iterable only.\n\n        >>> sort_together(data)\n    """\n    return iterables\n')
+    one = src.replace(">>> data = [[", ">>> iterables = [[")
+    two = one.replace("iterable only.", "iterable only:")
+    preds = ask(doc("file:///m.py", two, (one, src), (2.0, 1.0)), cursor=two.index("only:"))
+    assert applied(two, preds, "file:///m.py") == two.replace("sort_together(data)", "sort_together(iterables)")
