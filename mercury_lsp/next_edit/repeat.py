@@ -46,7 +46,7 @@ from mercury_lsp.next_edit.rules import (
     line_bounds,
     rules_from_edit,
 )
-from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region
+from mercury_lsp.next_edit.text import IMPORT_LINE, declares, diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
@@ -248,7 +248,11 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     before = r"(?<![\w$])" if binding == "definition" else r"(?<=\.)\s*" if member else r"(?<![\w$.])"
     word = re.compile(before + rf"{re.escape(old)}(?![\w$])")
     anywhere = distinctive(old)  # such a name in a comment or string refers to the identifier
-    occurrences = [(doc, [(m.end() - len(old), m.end()) for m in word.finditer(doc.text)
+    # a member renamed at its uses (``chi.WithBaseContext``): where another document declares it,
+    # its declaration and every use there
+    bare = re.compile(rf"(?<![\w$]){re.escape(old)}(?![\w$])")
+    occurrences = [(doc, [(m.end() - len(old), m.end())
+                          for m in (bare if member and doc is not home and declares(old, doc.text) else word).finditer(doc.text)
                           if anywhere or not non_code(parsed, m.start())])
                    for doc, parsed in docs]
     if scope is not None:

@@ -257,3 +257,13 @@ def test_a_docstring_rename_two_edits_back_is_still_followed():
     two = one.replace("iterable only.", "iterable only:")
     preds = ask(doc("file:///m.py", two, (one, src), (2.0, 1.0)), cursor=two.index("only:"))
     assert applied(two, preds, "file:///m.py") == two.replace("sort_together(data)", "sort_together(iterables)")
+
+
+def test_a_member_renamed_at_its_uses_is_renamed_where_another_document_declares_it():
+    main0 = 'package main\n\nfunc main() {\n\th := chi.WithBaseContext(r, ctx)\n\t_ = h\n}\n'
+    main1 = main0.replace("chi.WithBaseContext", "chi.ServerBaseContext")
+    ctx = ("package chi\n\n// WithBaseContext wraps an http.Handler.\nfunc WithBaseContext(h Handler, ctx Context) Handler {\n"
+           "\treturn h\n}\n")
+    preds = ask(doc("file:///main.go", main1, (main0,), (1.0,), grammar="go"),
+                doc("file:///context.go", ctx, grammar="go"))
+    assert applied(ctx, preds, "file:///context.go") == ctx.replace("WithBaseContext", "ServerBaseContext")
