@@ -25,8 +25,8 @@ import re
 from mercury_lsp.next_edit.detect import identifier_change
 from mercury_lsp.next_edit.locate import rename_sites_generic, rename_sites_python, signature_candidates
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery
-from mercury_lsp.next_edit.repeat import binding_kind, fresh_name, scope_of
 from mercury_lsp.next_edit.rules import TOKEN
+from mercury_lsp.next_edit.scopes import binding_kind, fresh_name, scope_of
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc, parse_all
 from mercury_lsp.syntax import Grammars

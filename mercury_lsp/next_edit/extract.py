@@ -22,8 +22,8 @@ import re
 from mercury_lsp.next_edit.examples import recent_edits, to_current
 from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
-from mercury_lsp.next_edit.repeat import scope_of
 from mercury_lsp.next_edit.rules import TOKEN, line_bounds
+from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.text import diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 

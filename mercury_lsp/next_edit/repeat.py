@@ -38,15 +38,16 @@ from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import (
     CONTEXT_TOKENS,
     EOL,
-    TOKEN,
     WILD,
     Rule,
+    affix_change,
     generalise,
     keyword_shape,
     line_bounds,
     rules_from_edit,
 )
-from mercury_lsp.next_edit.text import IMPORT_LINE, declares, diff_region
+from mercury_lsp.next_edit.scopes import binding_kind, distinctive, fresh_name, scope_of, word_in
+from mercury_lsp.next_edit.text import IMPORT_LINE, declares
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
@@ -57,15 +58,6 @@ AGE_PENALTY = 0.1  # a site of an older example's rule ranks this much below the
 ANCHORLESS_MIN_TOKENS = 4
 ANCHORLESS_MIN_CHARS = 16
 IDENTIFIER = r"[A-Za-z_$][\w$]*"
-# Node types (any grammar) that open a function scope.
-FUNCTION_SCOPES = ("function_definition", "function_declaration", "method_declaration", "function_item",
-                   "arrow_function", "method_definition", "function_expression", "closure_expression",
-                   "func_literal", "lambda", "function")
-DECLARATION_LOOKBACK = 40  # characters before a renamed identifier read for a declaring keyword
-DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "struct", "enum", "trait",
-                                 "interface", "type", "mod", "impl"))
-LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
-DISTINCTIVE_CHARS = 6
 CALLEE = re.compile(r"([\w$]+)\s*$")  # the name just before an opening parenthesis
 RENAME_CONFIDENCE = 0.8
 PATTERN_CONFIDENCE = 0.5  # plus ANCHOR_BONUS per anchor token matched
@@ -83,19 +75,6 @@ class Site:
     anchor: int  # anchor tokens matched (wildcards not counted)
     rename: bool
     age: int = 0  # the example's age (0: the newest edit)
-
-
-def scope_of(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
-    """Code-point span of the innermost function enclosing ``start`` (None: module level)."""
-    if parsed is None:
-        return None
-    b = parsed.b.byte(start)
-    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
-    while node is not None and node.type not in FUNCTION_SCOPES:
-        node = node.parent
-    if node is None:
-        return None
-    return parsed.b.char(node.start_byte), parsed.b.char(node.end_byte)
 
 
 def _reindent(text: str, example_indent: str, site_indent: str) -> str:
@@ -195,49 +174,6 @@ def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bo
     return not word_in(old, home.text[lo:hi]) and not IMPORT_LINE.match(home.text, lo)
 
 
-def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
-    """``new`` was not in use before the recent edits — in the enclosing function (``scope``, in the
-    current text) outside the recently edited region, or anywhere in the oldest text of the
-    history when the rename is not inside a function. Otherwise the edit switched to another
-    existing thing (``this.request`` -> ``this.options``): not a rename to follow."""
-    oldest = home.history[-1] if home.history else home.text
-    if scope is None:
-        return not word_in(new, oldest)
-    p, _, ea = diff_region(oldest, home.text)
-    p, ea = line_bounds(home.text, p, ea)
-    lo, hi = scope
-    outside = home.text[lo:max(lo, min(p, hi))] + "\n" + home.text[min(max(ea, lo), hi):hi]
-    return not word_in(new, outside)
-
-
-def word_in(name: str, text: str) -> bool:
-    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
-
-
-def distinctive(name: str) -> bool:
-    """A name unlikely to be an ordinary word: long and compound (snake_case or camelCase)."""
-    return len(name) >= DISTINCTIVE_CHARS and ("_" in name.strip("_") or any(c.isupper() for c in name[1:]))
-
-
-def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
-    """How the renamed identifier at ``offset`` is bound: "definition" (a function, type, ... name:
-    renamed wherever it is used), "local" (a parameter or a declared local: its function only),
-    or "use"."""
-    before = TOKEN.findall(text[max(0, offset - DECLARATION_LOOKBACK):offset])
-    if before and before[-1] in DEFINITION_KEYWORDS:
-        return "definition"
-    if before and before[-1] in LOCAL_KEYWORDS:
-        return "local"
-    if parsed is not None:
-        b = parsed.b.byte(offset)
-        node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
-        while node is not None and node.type not in FUNCTION_SCOPES:
-            if "parameter" in node.type:
-                return "local"
-            node = node.parent
-    return "use"
-
-
 def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedDoc | None]]) -> list[Site]:
     old, new = rule.deleted[0], rule.inserted.strip()
     home_parsed = next(p for d, p in docs if d is home)
@@ -261,6 +197,23 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
         if local or binding == "local":  # a local binding: its function only
             occurrences = [(home, local)]
     return [Site(doc, s, e, new, 0, True) for doc, occ in occurrences for s, e in occ]
+
+
+def _affix_sites(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> list[Site]:
+    """A name renamed by an affix dropped or added (``getOutOrStdout`` -> ``OutOrStdout``): the
+    names under the same whole anchor in the document (``func (c *Command) getOutOrStderr()``) get
+    the same change."""
+    change = affix_change(rule.deleted[0], rule.inserted.strip())
+    if change is None or not (rule.lead and rule.trail):
+        return []
+    out = []
+    for m in _pattern_regex(rule.lead, (WILD,), rule.trail, True).finditer(home.text):
+        name = m.group(2).strip()
+        new = change(name) if name != rule.inserted.strip() else None
+        if new is not None and not non_code(parsed, m.start(2)):
+            s = m.end(1) + len(m.group(2)) - len(m.group(2).lstrip())
+            out.append(Site(home, s, s + len(name), new, len(rule.lead) + len(rule.trail), False))
+    return out
 
 
 def _prose_sites(rule: Rule, home: DocState, parsed: ParsedDoc | None, edit: tuple[int, int]) -> list[Site]:
@@ -318,7 +271,7 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         if rule.is_rename and not _renames_binding(rule, home, home_parsed):
             continue
         if rule.is_rename and (in_code or distinctive(rule.deleted[0])):
-            found = _rename_sites(rule, home, docs)
+            found = _rename_sites(rule, home, docs) + _affix_sites(rule, home, home_parsed)
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
             if len(found) <= opts.repeat_max_sites and not opts.repeat_all_sites:
                 sites.extend(found)

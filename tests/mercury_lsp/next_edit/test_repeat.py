@@ -267,3 +267,14 @@ def test_a_member_renamed_at_its_uses_is_renamed_where_another_document_declares
     preds = ask(doc("file:///main.go", main1, (main0,), (1.0,), grammar="go"),
                 doc("file:///context.go", ctx, grammar="go"))
     assert applied(ctx, preds, "file:///context.go") == ctx.replace("WithBaseContext", "ServerBaseContext")
+
+
+def test_a_name_renamed_by_dropping_a_prefix_renames_its_siblings_under_the_same_anchor():
+    src = ("package cobra\n\nfunc (c *Command) getOutOrStdout() io.Writer {\n\treturn c.out\n}\n\n"
+           "func (c *Command) getOutOrStderr() io.Writer {\n\treturn c.err\n}\n\nfunc (c *Command) getName() string {\n"
+           "\treturn c.name\n}\n\nfunc (c *Command) getOutOrStdin() {\n}\n")
+    after = src.replace("getOutOrStdout()", "OutOrStdout()")
+    preds = ask(doc("file:///command.go", after, (src,), (1.0,), grammar="go"), cursor=after.index("OutOrStdout"))
+    got = applied(after, preds, "file:///command.go")
+    assert "func (c *Command) OutOrStderr() io.Writer {" in got and "getName() string" in got  # another anchor
+    assert "func (c *Command) getOutOrStdin() {" in got  # the trail differs: not a sibling
