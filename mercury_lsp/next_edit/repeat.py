@@ -46,7 +46,14 @@ from mercury_lsp.next_edit.rules import (
     line_bounds,
     rules_from_edit,
 )
-from mercury_lsp.next_edit.scopes import binding_kind, distinctive, fresh_name, scope_of, word_in
+from mercury_lsp.next_edit.scopes import (
+    binding_kind,
+    declared_elsewhere,
+    distinctive,
+    fresh_name,
+    scope_of,
+    word_in,
+)
 from mercury_lsp.next_edit.text import IMPORT_LINE, declares
 from mercury_lsp.next_edit.tree import ParsedDoc
 
@@ -171,6 +178,9 @@ def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bo
     if old == "_" or not fresh_name(new, home, scope_of(parsed, rule.edit_span[0])):
         return False
     lo, hi = line_bounds(home.text, *rule.edit_span)
+    at = rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip())
+    if parsed is not None and declared_elsewhere(parsed, old, at) and declared_elsewhere(parsed, new, at):
+        return False  # both still declared: the user switched to a variable they declared
     return not word_in(old, home.text[lo:hi]) and not IMPORT_LINE.match(home.text, lo)
 
 

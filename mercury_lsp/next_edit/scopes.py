@@ -19,6 +19,7 @@ DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "stru
                                  "interface", "type", "mod", "impl"))
 LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
 DISTINCTIVE_CHARS = 6
+ASSIGNED = re.compile(r"\s*(?::=|=(?!=)|\+=|-=)")
 
 
 def scope_of(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
@@ -75,3 +76,20 @@ def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
                 return "local"
             node = node.parent
     return "use"
+
+
+def binds(home: ParsedDoc, offset: int, name: str) -> bool:
+    """The occurrence of ``name`` at ``offset`` defines, declares or is assigned to."""
+    if binding_kind(home, home.doc.text, offset) != "use":
+        return True
+    line_start = home.doc.text.rfind("\n", 0, offset) + 1
+    head = home.doc.text[line_start:offset].strip()
+    return (head == "" or head.endswith(",")) and ASSIGNED.match(home.doc.text, offset + len(name)) is not None
+
+
+def declared_elsewhere(home: ParsedDoc, name: str, skip: int) -> bool:
+    """``name`` is bound in the function enclosing ``skip`` (the document at the top level) at
+    another place than ``skip``."""
+    lo, hi = scope_of(home, skip) or (0, len(home.doc.text))
+    word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+    return any(binds(home, m.start(), name) for m in word.finditer(home.doc.text, lo, hi) if m.start() != skip)
