@@ -83,12 +83,24 @@ def _declared(name: str, doc: ParsedDoc, caps: dict) -> bool:
     return any(m.group("name") == name for line in doc.doc.text.split("\n") if (m := DECLARATION.match(line)))  # keyword form
 
 
-def _statement(doc: ParsedDoc, offset: int):
+def statement_lines(doc: ParsedDoc, offset: int) -> tuple[int, int] | None:
+    """The whole lines (with a blank line that deleting them would leave doubled) of the statement
+    around ``offset``: the innermost enclosing node directly inside a block that stands alone on
+    its lines (``let x = unsafe { f() };``, not ``f()`` in its inner block), when it spans at most
+    ``MAX_STATEMENT_LINES`` lines and defines no function, type or class; else None."""
+    text = doc.doc.text
     b = doc.b.byte(offset)
     node = doc.tree.root_node.descendant_for_byte_range(b, b + 1)
-    while node is not None and node.parent is not None and node.parent.type not in BLOCKS:
+    while node is not None and node.parent is not None:
+        if node.parent.type in BLOCKS:
+            if node.type in DEFINITIONS or node.end_point[0] - node.start_point[0] >= MAX_STATEMENT_LINES:
+                return None
+            s, e = doc.b.char(node.start_byte), doc.b.char(node.end_byte)
+            lo, hi = line_bounds(text, s, e)
+            if not text[lo:s].strip() and not text[e:hi].strip(" \t;,"):
+                return widen_deletion(text, lo, min(hi + 1, len(text)))
         node = node.parent
-    return node if node is not None and node.parent is not None else None
+    return None
 
 
 def _from_imports(name: str, doc: ParsedDoc, caps: dict) -> list[Prediction]:
@@ -128,15 +140,11 @@ def removed_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramma
             if not uses or len(uses) > names[name]:
                 continue
             for at in uses:
-                node = _statement(home, at)
-                if node is None or node.type in DEFINITIONS or node.end_point[0] - node.start_point[0] >= MAX_STATEMENT_LINES:
+                span = statement_lines(home, at)
+                if span is None or (home.doc.uri, span[0]) in taken:
                     continue
-                s, e = home.b.char(node.start_byte), home.b.char(node.end_byte)
-                lo, hi = line_bounds(text, s, e)
-                if text[lo:s].strip() or text[e:hi].strip(" \t;,") or (home.doc.uri, lo) in taken:
-                    continue
-                taken.add((home.doc.uri, lo))
-                s, e = widen_deletion(text, lo, min(hi + 1, len(text)))
+                taken.add((home.doc.uri, span[0]))
+                s, e = span
                 out.append(Prediction(home.doc.uri, s, e, "", CONFIDENCE,
                                       f"'{name}' was deleted: the statement using it goes", "repeat", "syntax",
                                       text[s:e]))

@@ -9,7 +9,9 @@ bring no more, that the document does not define, and that code still uses, is s
   ``from six.moves import zip``): each use is renamed;
 * **unwrapped** — otherwise a call of it with one argument gives way to the argument
   (``strip_current_dir(path)`` -> ``path``); a line left assigning a name to itself
-  (``let input = strip_current_dir(input);``) is deleted.
+  (``let input = strip_current_dir(input);``) is deleted;
+* **deleted** — any other use (a path through it: ``libc::isatty(...)``) takes its statement with
+  it (``removed.statement_lines``: a short statement that defines nothing).
 
 Uses in comments, strings and the import statements themselves are left alone; more than
 ``MAX_SITES`` uses of one name: the user is reworking the code, nothing is offered for it.
@@ -23,6 +25,7 @@ from mercury_lsp.next_edit.imports import WORD
 from mercury_lsp.next_edit.line_repeat import widen_deletion
 from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
+from mercury_lsp.next_edit.removed import statement_lines
 from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc
@@ -108,7 +111,12 @@ def stale_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars
             while paren < len(text) and text[paren] in " \t":
                 paren += 1
             arg = _argument(text, paren) if paren < len(text) and text[paren] == "(" else None
-            if arg is None:
+            if arg is None:  # a path through it ('libc::isatty(...)', 'OnceLock::new()'): its statement goes
+                span = statement_lines(home, at)
+                if span is not None and not any(p.start < span[1] and span[0] < p.end for p in out):
+                    out.append(Prediction(home.doc.uri, *span, "", UNWRAP_CONFIDENCE,
+                                          f"'{name}' is no longer imported: the statement using it goes", "import",
+                                          "syntax", text[span[0]:span[1]]))
                 continue
             lo = text.rfind("\n", 0, at) + 1
             hi = text.find("\n", paren)

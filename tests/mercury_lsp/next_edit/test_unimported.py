@@ -52,3 +52,13 @@ def test_names_still_imported_defined_or_only_in_prose_are_left_alone():
     after = src.replace("from a import wrap\n", "")  # the document defines it now
     d = doc("file:///c.py", after, (src,))
     assert stale_uses(NextEditQuery((d,), d.uri, 0), parse_all([d], G), G) == []
+
+
+def test_a_path_through_a_crate_no_longer_imported_takes_its_statement():
+    src = ("extern crate libc;\nuse std::env;\n\nfn main() {\n"
+           "    let istty = unsafe { libc::isatty(libc::STDOUT_FILENO as i32) } != 0;\n\n    go();\n}\n")
+    after = src.replace("extern crate libc;\n", "")
+    d = doc("file:///main.rs", after, (src,), grammar="rust")
+    got = stale_uses(NextEditQuery((d,), d.uri, 0), parse_all([d], G), G)
+    assert applied(after, got) == after.replace(
+        "    let istty = unsafe { libc::isatty(libc::STDOUT_FILENO as i32) } != 0;\n\n", "")
