@@ -40,6 +40,7 @@ MAX_CALLABLE_SITES = 2
 CALLABLE = re.compile(r"(?:func|def|fn|class|struct|type|interface|enum|trait)\b")
 MAX_STATEMENT_LINES = 6
 CONFIDENCE = 0.45
+OPENERS = ("{", ":", "(")  # a line ending so opens a block (or a parameter list)
 DECLARATION = re.compile(
     r"^[ \t]*(?:(?:pub(?:\([\w:]+\))?|export|async)\s+)*(?:"
     r"(?P<keyword>func\s*(?:\([^)]*\)\s*)?|def\s+|fn\s+|class\s+|struct\s+|type\s+|interface\s+|enum\s+|trait\s+"
@@ -83,6 +84,16 @@ def _declared(name: str, doc: ParsedDoc, caps: dict) -> bool:
     return any(m.group("name") == name for line in doc.doc.text.split("\n") if (m := DECLARATION.match(line)))  # keyword form
 
 
+def widened(text: str, s: int, e: int) -> tuple[int, int]:
+    """A deleted line with the blank line after it when it was the first of its block (the
+    blank line would open the block), else as ``line_repeat.widen_deletion`` widens it."""
+    above = text[text.rfind("\n", 0, max(s - 1, 0)) + 1:s].rstrip()
+    below_end = text.find("\n", e)
+    if above.endswith(OPENERS) and below_end >= 0 and not text[e:below_end].strip():
+        return s, below_end + 1
+    return widen_deletion(text, s, e)
+
+
 def statement_lines(doc: ParsedDoc, offset: int) -> tuple[int, int] | None:
     """The whole lines (with a blank line that deleting them would leave doubled) of the statement
     around ``offset``: the innermost enclosing node directly inside a block that stands alone on
@@ -98,7 +109,7 @@ def statement_lines(doc: ParsedDoc, offset: int) -> tuple[int, int] | None:
             s, e = doc.b.char(node.start_byte), doc.b.char(node.end_byte)
             lo, hi = line_bounds(text, s, e)
             if not text[lo:s].strip() and not text[e:hi].strip(" \t;,"):
-                return widen_deletion(text, lo, min(hi + 1, len(text)))
+                return widened(text, lo, min(hi + 1, len(text)))
         node = node.parent
     return None
 

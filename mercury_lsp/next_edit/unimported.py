@@ -22,10 +22,9 @@ from __future__ import annotations
 import re
 
 from mercury_lsp.next_edit.imports import WORD
-from mercury_lsp.next_edit.line_repeat import widen_deletion
 from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
-from mercury_lsp.next_edit.removed import statement_lines
+from mercury_lsp.next_edit.removed import statement_lines, widened
 from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc
@@ -35,7 +34,6 @@ MIN_NAME_CHARS = 3  # a replacement name shorter than this ('re', 'os') pairs wi
 MAX_SITES = 6
 RENAME_CONFIDENCE = 0.6
 UNWRAP_CONFIDENCE = 0.5
-OPENERS = ("{", ":", "(")  # a line ending so opens a block (or a parameter list)
 SELF_ASSIGNMENT = re.compile(r"^[ \t]*(?:(?:let|const|var)\s+(?:mut\s+)?)?([A-Za-z_$][\w$]*)\s*:?=\s*\1\s*;?[ \t]*$")
 
 
@@ -67,16 +65,6 @@ def _argument(text: str, open_paren: int) -> tuple[int, int] | None:
             return None
         i += 1
     return None
-
-
-def _widened(text: str, s: int, e: int) -> tuple[int, int]:
-    """A deleted line with the blank line after it when it was the first of its block (the
-    blank line would open the block), else as ``line_repeat.widen_deletion`` widens it."""
-    above = text[text.rfind("\n", 0, max(s - 1, 0)) + 1:s].rstrip()
-    below_end = text.find("\n", e)
-    if above.endswith(OPENERS) and below_end >= 0 and not text[e:below_end].strip():
-        return s, below_end + 1
-    return widen_deletion(text, s, e)
 
 
 def stale_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
@@ -123,7 +111,7 @@ def stale_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars
             hi = len(text) if hi < 0 else hi
             line = text[lo:at] + text[arg[0]:arg[1]] + text[arg[1] + 1:hi]
             if SELF_ASSIGNMENT.match(line):
-                s, e = _widened(text, lo, min(hi + 1, len(text)))
+                s, e = widened(text, lo, min(hi + 1, len(text)))
                 out.append(Prediction(home.doc.uri, s, e, "", UNWRAP_CONFIDENCE,
                                       f"'{name}' is no longer imported: the line goes", "import", "syntax", text[s:e]))
             else:
