@@ -278,3 +278,10 @@ def test_a_name_renamed_by_dropping_a_prefix_renames_its_siblings_under_the_same
     got = applied(after, preds, "file:///command.go")
     assert "func (c *Command) OutOrStderr() io.Writer {" in got and "getName() string" in got  # another anchor
     assert "func (c *Command) getOutOrStdin() {" in got  # the trail differs: not a sibling
+
+
+def test_a_doctest_line_written_again_next_to_its_old_version_leaves_the_old_one_to_delete():
+    src = '    """\n        >>> f = open(path)\n        >>> after = lambda: f.close()\n    """\n'
+    after = src.replace("        >>> after = lambda", "        >>> after = f.close\n        >>> after = lambda")
+    preds = ask(doc("file:///d.py", after, (src,), (1.0,)), cursor=after.index("f.close\n") + 7)
+    assert applied(after, preds, "file:///d.py") == src.replace("lambda: f.close()", "f.close")
