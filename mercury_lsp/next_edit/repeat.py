@@ -11,12 +11,19 @@ same line on each side as its anchor (``rules``). A *rule* is one such change. T
   replaced by another: every remaining occurrence of the old identifier (as a whole token,
   outside comments and strings) in the edited binding's scope — the enclosing function when the
   old name still occurs there, else the whole document — and, as a separate lower-ranked group,
-  in the other open documents of the same language;
+  in the other open documents of the same language; a member renamed at its uses
+  (``chi.WithBaseContext``) is renamed where another open document declares it, and a name renamed
+  by an affix dropped or added (``getOutOrStdout`` -> ``OutOrStdout``) renames its siblings under
+  the same whole anchor; a word renamed inside a docstring or comment (``data`` -> ``iterables``,
+  a name the code uses) is renamed in the rest of that string or comment run;
 * **pattern rule** — anything else: every other place in the open documents whose tokens read
   ``anchor-before + deleted + anchor-after`` gets the deleted run replaced by the inserted text
   (re-indented for multi-line text). When the last two edits are the same change at different
   anchors, the anchors are intersected, identifiers they disagree on becoming wildcards: the
-  generalisation step. A long deleted run is also matched without anchors.
+  generalisation step. A replacement in a statement a keyword opens is also matched with its
+  anchor's identifiers abstracted (``except BadSignature, e:`` -> every ``except X, e:``). A long
+  deleted run is also matched without anchors. Sites found only in other documents do not end
+  the search: broader anchors may still find the example's siblings in its own.
 
 A rule must be specific: its pattern has at least ``MIN_PATTERN_CHARS`` non-blank characters,
 and a rule matching more than ``nextEdit.repeatMaxSites`` places is dropped as too generic (the
