@@ -63,6 +63,7 @@ def bindings(before: str, after: str) -> list[tuple[str, str, int]]:
     if p == eb == ea:
         return []
     lo, hi = line_bounds(after, p, ea)
+    replaced = before[line_bounds(before, p, eb)[0]:line_bounds(before, p, eb)[1]]
     out = []
     pos = lo
     for line in after[lo:hi].split("\n"):
@@ -70,7 +71,8 @@ def bindings(before: str, after: str) -> list[tuple[str, str, int]]:
         if m is not None:
             name, expr = m.group("name"), m.group("expr").rstrip(";").strip()
             if (len(re.sub(r"\s", "", expr)) >= MIN_EXPR_CHARS and not BARE.match(expr)
-                    and not stands(name, before) and not stands(name, expr)):
+                    and not stands(name, before) and not stands(name, expr)
+                    and re.sub(r"\s", "", expr) not in re.sub(r"\s", "", replaced)):  # a renamed binding is no new value
                 out.append((name, expr, pos))
         pos += len(line) + 1
     return out

@@ -72,6 +72,8 @@ AGE_PENALTY = 0.1  # a site of an older example's rule ranks this much below the
 ANCHORLESS_MIN_TOKENS = 4
 ANCHORLESS_MIN_CHARS = 16
 IDENTIFIER = r"[A-Za-z_$][\w$]*"
+# A definition's keyword just before a name (``func (c *Command) name``, ``def name``).
+DEFINED_HERE = re.compile(r"\b(?:func|def|fn|function|class|struct|type|interface|enum|trait)\s+(?:\([^)\n]*\)\s*)?\Z")
 CALLEE = re.compile(r"([\w$]+)\s*$")  # the name just before an opening parenthesis
 RENAME_CONFIDENCE = 0.8
 PATTERN_CONFIDENCE = 0.5  # plus ANCHOR_BONUS per anchor token matched
@@ -217,12 +219,15 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
 
 
 def _affix_sites(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> list[Site]:
-    """A name renamed by an affix dropped or added (``getOutOrStdout`` -> ``OutOrStdout``): the
-    names under the same whole anchor in the document (``func (c *Command) getOutOrStderr()``) get
-    the same change."""
-    change = affix_change(rule.deleted[0], rule.inserted.strip())
-    if change is None or not (rule.lead and rule.trail):
-        return []
+    """A function, method or type renamed at its definition by a prefix or suffix dropped
+    (``getOutOrStdout`` -> ``OutOrStdout``): the names under the same whole anchor in the document
+    (``func (c *Command) getOutOrStderr()``) get the same change. (Added affixes are left alone:
+    ``new_`` added to one method is no convention for its siblings.)"""
+    old, new = rule.deleted[0], rule.inserted.strip()
+    change = affix_change(old, new) if len(new) < len(old) else None  # a convention dropped ('get')
+    at = rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip())
+    if change is None or not (rule.lead and rule.trail) or not DEFINED_HERE.search(home.text, 0, at):
+        return []  # only a definition's name: a parameter, local or attribute says nothing of its siblings
     out = []
     for m in _pattern_regex(rule.lead, (WILD,), rule.trail, True).finditer(home.text):
         name = m.group(2).strip()

@@ -285,3 +285,20 @@ def test_a_doctest_line_written_again_next_to_its_old_version_leaves_the_old_one
     after = src.replace("        >>> after = lambda", "        >>> after = f.close\n        >>> after = lambda")
     preds = ask(doc("file:///d.py", after, (src,), (1.0,)), cursor=after.index("f.close\n") + 7)
     assert applied(after, preds, "file:///d.py") == src.replace("lambda: f.close()", "f.close")
+
+
+def test_a_prefix_added_to_one_parameter_or_method_is_no_convention_for_its_siblings():
+    src = ("class T:\n    def inc(self, stmt, number):\n        return stmt\n\n"
+           "    def dec(self, setup, number):\n        return setup\n")
+    for old, new in (("stmt, number", "new_stmt, number"), ("def inc(", "def new_inc(")):
+        after = src.replace(old, new, 1)
+        preds = ask(doc("file:///t.py", after, (src,), (1.0,)), cursor=after.index("new_"))
+        assert "new_setup" not in applied(after, preds, "file:///t.py")
+        assert "def new_dec" not in applied(after, preds, "file:///t.py")
+
+
+def test_a_renamed_binding_is_no_new_value_to_name_elsewhere():
+    src = "def f():\n    transport = mock.Mock()\n    other = mock.Mock()\n    return transport, other\n"
+    after = src.replace("    transport = mock.Mock()", "    new_transport = mock.Mock()")
+    preds = ask(doc("file:///t.py", after, (src,), (1.0,)), cursor=after.index("new_transport"))
+    assert "other = mock.Mock()" in applied(after, preds, "file:///t.py")
