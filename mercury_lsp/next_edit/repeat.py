@@ -45,6 +45,7 @@ from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import (
     CONTEXT_TOKENS,
     EOL,
+    KEYWORDS,
     WILD,
     Rule,
     affix_change,
@@ -299,6 +300,9 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
                 sites.extend(found)
             continue
         callee = _callee(home.text, lo) if not rule.deleted and rule.inserted.lstrip().startswith(",") else None
+        # a local of the example's document in the inserted text ('originalSignal.reason') means
+        # nothing in another file that does not know the name ('abort()' there): left out
+        local_names = _locals_used(rule, home_parsed)
         shaped = keyword_shape(rule) if rule.lead and rule.trail else None
         variants = list(_backed_off(rule))
         for variant in (*variants, *([shaped] if shaped is not None else [])):
@@ -307,7 +311,8 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             found = [s for d, p in docs for s in _match_sites(variant, d, p, in_code)]
             if callee is not None:  # an item added to one function's list: that function's lists only
                 found = [s for s in found if _callee(s.doc.text, s.start) == callee]
-            found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
+            found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)
+                     and (s.doc is home or all(word_in(n, s.doc.text) for n in local_names))]
             if len(found) > opts.repeat_max_sites:
                 variants = None  # broader literal anchors match more; the keyword-shaped one is tried
                 continue
@@ -318,6 +323,18 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             if any(s.doc is home for s in found) and not opts.repeat_all_sites:
                 variants = None
     return _rank(sites, query)
+
+
+def _locals_used(rule: Rule, parsed: ParsedDoc | None) -> set[str]:
+    """Names of the rule's inserted text that the example's document declares as locals (inside a
+    function: ``const originalSignal = ...``)."""
+    if parsed is None:
+        return set()
+    text = parsed.doc.text
+    names = set(re.findall(r"(?<![\w$.])[A-Za-z_$][\w$]*", rule.inserted)) - KEYWORDS
+    return {n for n in names
+            if any(binding_kind(parsed, text, m.start()) == "local" and scope_of(parsed, m.start()) is not None
+                   for m in re.finditer(rf"(?<![\w$.]){re.escape(n)}(?![\w$])", text))}
 
 
 def _callee(text: str, offset: int) -> str | None:

@@ -302,3 +302,13 @@ def test_a_renamed_binding_is_no_new_value_to_name_elsewhere():
     after = src.replace("    transport = mock.Mock()", "    new_transport = mock.Mock()")
     preds = ask(doc("file:///t.py", after, (src,), (1.0,)), cursor=after.index("new_transport"))
     assert "other = mock.Mock()" in applied(after, preds, "file:///t.py")
+
+
+def test_an_insertion_using_a_local_of_its_function_is_not_repeated_where_the_name_is_unknown():
+    src = ("export class Ky {\n\tconstructor() {\n\t\tconst originalSignal = this.options.signal;\n"
+           "\t\tsignal.addEventListener('abort', () => {\n\t\t\tthis.abortController.abort();\n\t\t});\n\t}\n}\n")
+    after = src.replace("abortController.abort();", "abortController.abort(originalSignal.reason);")
+    other = "export function stop(controller) {\n\tcontroller.abortController.abort();\n}\n"
+    preds = ask(doc("file:///Ky.ts", after, (src,), (1.0,), grammar="typescript"),
+                doc("file:///stop.ts", other, grammar="typescript"))
+    assert [p for p in preds if p.uri == "file:///stop.ts"] == []
