@@ -28,15 +28,21 @@ rules by ``rules``, anchors generalised where two examples differ, offered at ev
 site), ``line_repeat`` (whole lines deleted or inserted again where the same lines stand),
 ``moved`` (a block written again elsewhere: its one old copy goes), ``supersede`` (a line written
 again next to its old version: the old one goes), ``imports`` (an import whose last use the edit
-rewrote goes; a name another document imports is imported), ``dropped`` (a removed parameter or
-local leaves the calls passing it) and ``complete`` (the line at the cursor: a name cut short, a
-half-typed line finished like the document's lines that start the same way, or by the model).
+rewrote goes; a name another document imports is imported), ``unimported`` (the uses of a name
+whose import went: renamed to the paired new import, unwrapped, or their statement deleted),
+``removed`` (statements still using a deleted field, variable or function go, and the name leaves
+other documents' import lists), ``extract`` (a value the user just named: its other occurrences
+become the name), ``whitespace`` (a dedent or stripped trailing whitespace continued below),
+``dropped`` (a removed parameter or local leaves the calls passing it) and ``complete`` (the line
+at the cursor: a name cut short, a half-typed line finished like the document's lines that start
+the same way, or by the model).
 
 Modules: ``detect`` (1), ``candidates`` (1-2 for renames and signatures; ``find_candidates``),
 ``locate`` (2: scopes, calls, the model-only path), ``refill`` (3), ``pipeline`` (4, ``predict``
 running it all, the model's time box, and ``to_result``) and the rules above; shared by them:
 ``query`` (inputs, outputs and the engine surface), ``text`` (diffs, identifiers), ``tree``
-(tree-sitter helpers; lines, bytes and positions come from ``mercury_lsp.text``) and ``symbols``
+(tree-sitter helpers; lines, bytes and positions come from ``mercury_lsp.text``), ``scopes`` (the
+enclosing function, how a name is bound), ``prose`` (comments and strings) and ``symbols``
 (a query file per grammar in ``queries/``: definitions, parameters, calls, references, imports).
 Around the pipeline: ``service`` (``NextEditService``, one per connection: query, cache, checks
 before applying), ``handlers`` (the LSP requests) and ``command`` (the ``mercury-lsp next-edit``

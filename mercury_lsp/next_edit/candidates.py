@@ -25,8 +25,8 @@ import re
 from mercury_lsp.next_edit.detect import identifier_change
 from mercury_lsp.next_edit.locate import rename_sites_generic, rename_sites_python, signature_candidates
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery
-from mercury_lsp.next_edit.repeat import binding_kind, fresh_name, scope_of
 from mercury_lsp.next_edit.rules import TOKEN
+from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, fresh_name, scope_of
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc, parse_all
 from mercury_lsp.syntax import Grammars
@@ -35,7 +35,6 @@ MAX_CHANGED_LINES = 200  # a changed region longer than this is a rewrite, not r
 MIN_PAIR_TOKENS = 2  # a line of one token ('x') pairs with anything: not evidence of a rename
 MAX_PAIR_RENAMES = 2  # a line pair changing more identifiers than this is rewritten, not renamed
 # An identifier directly followed by one of these (not '==') is assigned to: it binds the name.
-ASSIGNED = re.compile(r"\s*(?::=|=(?!=)|\+=|-=)")
 # A line of comment (any grammar): its words are prose, not identifiers.
 COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|--)")
 # Words that are never renamed identifiers, in any of the grammars (keywords and literals).
@@ -112,15 +111,6 @@ def line_renames(before: str, after: str) -> tuple[list[tuple[int, str, str]], l
     return [r for old, rs in found.items() if old not in conflicts for r in rs], changed
 
 
-def _binds(home: ParsedDoc, offset: int, name: str) -> bool:
-    """The occurrence of ``name`` at ``offset`` defines, declares or is assigned to."""
-    if binding_kind(home, home.doc.text, offset) != "use":
-        return True
-    line_start = home.doc.text.rfind("\n", 0, offset) + 1
-    head = home.doc.text[line_start:offset].strip()
-    return (head == "" or head.endswith(",")) and ASSIGNED.match(home.doc.text, offset + len(name)) is not None
-
-
 def _sites(parsed: list[ParsedDoc], home: ParsedDoc, start: int, old: str, new: str):
     bs = home.b.byte(start)
     node = home.tree.root_node.descendant_for_byte_range(bs, bs + len(new.encode("utf-8")))
@@ -154,15 +144,19 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidat
         start, old, new = change
         if not fresh_name(new, home.doc, scope_of(home, start)):  # in use already: see line by line
             continue
+        if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start):
+            continue  # both still declared: the user switched to a variable they declared, no rename
         got = _sites(parsed, home, start, old, new)
         if got is not None:  # the old name's occurrences the user wrote for something else stay
             return _candidates(got[0], got[1], home, old, new, changed if old in targets else ())
     out: list[Candidate] = []
     done: set[str] = set()
-    for start, old, new in sorted(renames, key=lambda r: not _binds(home, r[0], r[2])):
+    for start, old, new in sorted(renames, key=lambda r: not binds(home, r[0], r[2])):
         if old in done:
             continue
-        if not (_binds(home, start, new) or fresh_name(new, home.doc, scope_of(home, start))):
+        if not (binds(home, start, new) or fresh_name(new, home.doc, scope_of(home, start))):
+            continue
+        if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start):
             continue
         got = _sites(parsed, home, start, old, new)
         if got is None:

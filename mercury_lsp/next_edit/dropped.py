@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
-from mercury_lsp.next_edit.repeat import scope_of
+from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc

@@ -20,7 +20,7 @@ import re
 
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
 from mercury_lsp.next_edit.symbols import captures, parsed_before
-from mercury_lsp.next_edit.text import diff_region, is_identifier
+from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.syntax import Grammars
 
@@ -97,7 +97,10 @@ def _missing(home: ParsedDoc, before: str, caps: dict, imports: list[tuple[int, 
     """``others``: (document, captures) of the other documents, read only when a name is new."""
     text = home.doc.text
     p, _, ea = diff_region(before, text)
-    new_words = set(WORD.findall(text[p:ea])) - set(WORD.findall(before))
+    lo, hi = text.rfind("\n", 0, p) + 1, text.find("\n", ea)
+    written = [line for line in text[lo:len(text) if hi < 0 else hi].split("\n") if not IMPORT_LINE.match(line)]
+    # the words the edit wrote, outside import lines (an import being typed names a module, not a use)
+    new_words = set(WORD.findall(text[p:ea])) & set(WORD.findall("\n".join(written))) - set(WORD.findall(before))
     known = {home.b.node_text(n) for n in caps["definition"] + caps["parameter"]}
     known |= {w for s, e in imports for w in WORD.findall(text[s:e])}
     out: list[Prediction] = []

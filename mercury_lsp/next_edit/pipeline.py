@@ -14,16 +14,20 @@ from mercury_lsp.engine_client import CancelToken, EngineCancelled
 from mercury_lsp.next_edit.candidates import find_candidates
 from mercury_lsp.next_edit.complete import complete_line
 from mercury_lsp.next_edit.dropped import dropped_arguments
+from mercury_lsp.next_edit.extract import named_values
 from mercury_lsp.next_edit.imports import import_edits
 from mercury_lsp.next_edit.line_repeat import repeated_lines
 from mercury_lsp.next_edit.locate import drop_candidates
 from mercury_lsp.next_edit.moved import moved_lines
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
+from mercury_lsp.next_edit.removed import removed_uses
 from mercury_lsp.next_edit.repeat import repeated_edits
 from mercury_lsp.next_edit.supersede import superseded_lines
 from mercury_lsp.next_edit.text import apply_edits
 from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.unimported import stale_uses
+from mercury_lsp.next_edit.whitespace import whitespace_edits
 from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextPosition, TextRange
 from mercury_lsp.syntax import Grammars, count_errors
 from mercury_lsp.text import TextIndex
@@ -98,7 +102,9 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     if any(c.kind == "rename" for c in cands):  # the scope-aware rename search found the sites
         repeats = [r for r in repeats if r.kind != "rename"]
     rules = (superseded_lines(query) + moved_lines(query) + repeated_lines(query) + import_edits(query, parsed, grammars)
-             + dropped_arguments(query, parsed, grammars))
+             + dropped_arguments(query, parsed, grammars) + named_values(query, parsed)
+             + stale_uses(query, parsed, grammars) + removed_uses(query, parsed, grammars)
+             + whitespace_edits(query))
     for s in rules:
         if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats):
             repeats.append(s)

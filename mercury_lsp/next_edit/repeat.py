@@ -11,12 +11,19 @@ same line on each side as its anchor (``rules``). A *rule* is one such change. T
   replaced by another: every remaining occurrence of the old identifier (as a whole token,
   outside comments and strings) in the edited binding's scope — the enclosing function when the
   old name still occurs there, else the whole document — and, as a separate lower-ranked group,
-  in the other open documents of the same language;
+  in the other open documents of the same language; a member renamed at its uses
+  (``chi.WithBaseContext``) is renamed where another open document declares it, and a name renamed
+  by an affix dropped or added (``getOutOrStdout`` -> ``OutOrStdout``) renames its siblings under
+  the same whole anchor; a word renamed inside a docstring or comment (``data`` -> ``iterables``,
+  a name the code uses) is renamed in the rest of that string or comment run;
 * **pattern rule** — anything else: every other place in the open documents whose tokens read
   ``anchor-before + deleted + anchor-after`` gets the deleted run replaced by the inserted text
   (re-indented for multi-line text). When the last two edits are the same change at different
   anchors, the anchors are intersected, identifiers they disagree on becoming wildcards: the
-  generalisation step. A long deleted run is also matched without anchors.
+  generalisation step. A replacement in a statement a keyword opens is also matched with its
+  anchor's identifiers abstracted (``except BadSignature, e:`` -> every ``except X, e:``). A long
+  deleted run is also matched without anchors. Sites found only in other documents do not end
+  the search: broader anchors may still find the example's siblings in its own.
 
 A rule must be specific: its pattern has at least ``MIN_PATTERN_CHARS`` non-blank characters,
 and a rule matching more than ``nextEdit.repeatMaxSites`` places is dropped as too generic (the
@@ -33,18 +40,29 @@ import re
 from dataclasses import dataclass
 
 from mercury_lsp.next_edit.examples import Example, recent_edits, to_current
+from mercury_lsp.next_edit.prose import non_code, prose_span
 from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import (
     CONTEXT_TOKENS,
     EOL,
-    TOKEN,
+    KEYWORDS,
     WILD,
     Rule,
+    affix_change,
     generalise,
+    keyword_shape,
     line_bounds,
     rules_from_edit,
 )
-from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region
+from mercury_lsp.next_edit.scopes import (
+    binding_kind,
+    declared_elsewhere,
+    distinctive,
+    fresh_name,
+    scope_of,
+    word_in,
+)
+from mercury_lsp.next_edit.text import IMPORT_LINE, declares
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
@@ -55,18 +73,8 @@ AGE_PENALTY = 0.1  # a site of an older example's rule ranks this much below the
 ANCHORLESS_MIN_TOKENS = 4
 ANCHORLESS_MIN_CHARS = 16
 IDENTIFIER = r"[A-Za-z_$][\w$]*"
-# Node types (any grammar) whose identifiers are not code: comments and string contents.
-NON_CODE = ("comment", "line_comment", "block_comment", "string", "string_content", "string_fragment",
-            "interpreted_string_literal", "raw_string_literal", "template_string", "string_literal")
-# Node types (any grammar) that open a function scope.
-FUNCTION_SCOPES = ("function_definition", "function_declaration", "method_declaration", "function_item",
-                   "arrow_function", "method_definition", "function_expression", "closure_expression",
-                   "func_literal", "lambda", "function")
-DECLARATION_LOOKBACK = 40  # characters before a renamed identifier read for a declaring keyword
-DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "struct", "enum", "trait",
-                                 "interface", "type", "mod", "impl"))
-LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
-DISTINCTIVE_CHARS = 6
+# A definition's keyword just before a name (``func (c *Command) name``, ``def name``).
+DEFINED_HERE = re.compile(r"\b(?:func|def|fn|function|class|struct|type|interface|enum|trait)\s+(?:\([^)\n]*\)\s*)?\Z")
 CALLEE = re.compile(r"([\w$]+)\s*$")  # the name just before an opening parenthesis
 RENAME_CONFIDENCE = 0.8
 PATTERN_CONFIDENCE = 0.5  # plus ANCHOR_BONUS per anchor token matched
@@ -84,31 +92,6 @@ class Site:
     anchor: int  # anchor tokens matched (wildcards not counted)
     rename: bool
     age: int = 0  # the example's age (0: the newest edit)
-
-
-def _non_code(parsed: ParsedDoc | None, start: int) -> bool:
-    if parsed is None:
-        return False
-    b = parsed.b.byte(start)
-    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
-    while node is not None:
-        if node.type in NON_CODE:
-            return True
-        node = node.parent
-    return False
-
-
-def scope_of(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
-    """Code-point span of the innermost function enclosing ``start`` (None: module level)."""
-    if parsed is None:
-        return None
-    b = parsed.b.byte(start)
-    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
-    while node is not None and node.type not in FUNCTION_SCOPES:
-        node = node.parent
-    if node is None:
-        return None
-    return parsed.b.char(node.start_byte), parsed.b.char(node.end_byte)
 
 
 def _reindent(text: str, example_indent: str, site_indent: str) -> str:
@@ -170,7 +153,7 @@ def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: b
         # where code or comment is told: the deleted run, else the lead's last character (an
         # insertion at a line's end stands past the comment it extends)
         probe = m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted else max(s - 1, 0)
-        if _non_code(parsed, probe) == in_code:
+        if non_code(parsed, probe) == in_code:
             continue
         line_start = text.rfind("\n", 0, s) + 1
         line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else len(text)]
@@ -205,50 +188,10 @@ def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bo
     if old == "_" or not fresh_name(new, home, scope_of(parsed, rule.edit_span[0])):
         return False
     lo, hi = line_bounds(home.text, *rule.edit_span)
+    at = rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip())
+    if parsed is not None and declared_elsewhere(parsed, old, at) and declared_elsewhere(parsed, new, at):
+        return False  # both still declared: the user switched to a variable they declared
     return not word_in(old, home.text[lo:hi]) and not IMPORT_LINE.match(home.text, lo)
-
-
-def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
-    """``new`` was not in use before the recent edits — in the enclosing function (``scope``, in the
-    current text) outside the recently edited region, or anywhere in the oldest text of the
-    history when the rename is not inside a function. Otherwise the edit switched to another
-    existing thing (``this.request`` -> ``this.options``): not a rename to follow."""
-    oldest = home.history[-1] if home.history else home.text
-    if scope is None:
-        return not word_in(new, oldest)
-    p, _, ea = diff_region(oldest, home.text)
-    p, ea = line_bounds(home.text, p, ea)
-    lo, hi = scope
-    outside = home.text[lo:max(lo, min(p, hi))] + "\n" + home.text[min(max(ea, lo), hi):hi]
-    return not word_in(new, outside)
-
-
-def word_in(name: str, text: str) -> bool:
-    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
-
-
-def distinctive(name: str) -> bool:
-    """A name unlikely to be an ordinary word: long and compound (snake_case or camelCase)."""
-    return len(name) >= DISTINCTIVE_CHARS and ("_" in name.strip("_") or any(c.isupper() for c in name[1:]))
-
-
-def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
-    """How the renamed identifier at ``offset`` is bound: "definition" (a function, type, ... name:
-    renamed wherever it is used), "local" (a parameter or a declared local: its function only),
-    or "use"."""
-    before = TOKEN.findall(text[max(0, offset - DECLARATION_LOOKBACK):offset])
-    if before and before[-1] in DEFINITION_KEYWORDS:
-        return "definition"
-    if before and before[-1] in LOCAL_KEYWORDS:
-        return "local"
-    if parsed is not None:
-        b = parsed.b.byte(offset)
-        node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
-        while node is not None and node.type not in FUNCTION_SCOPES:
-            if "parameter" in node.type:
-                return "local"
-            node = node.parent
-    return "use"
 
 
 def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedDoc | None]]) -> list[Site]:
@@ -261,8 +204,12 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     before = r"(?<![\w$])" if binding == "definition" else r"(?<=\.)\s*" if member else r"(?<![\w$.])"
     word = re.compile(before + rf"{re.escape(old)}(?![\w$])")
     anywhere = distinctive(old)  # such a name in a comment or string refers to the identifier
-    occurrences = [(doc, [(m.end() - len(old), m.end()) for m in word.finditer(doc.text)
-                          if anywhere or not _non_code(parsed, m.start())])
+    # a member renamed at its uses (``chi.WithBaseContext``): where another document declares it,
+    # its declaration and every use there
+    bare = re.compile(rf"(?<![\w$]){re.escape(old)}(?![\w$])")
+    occurrences = [(doc, [(m.end() - len(old), m.end())
+                          for m in (bare if member and doc is not home and declares(old, doc.text) else word).finditer(doc.text)
+                          if anywhere or not non_code(parsed, m.start())])
                    for doc, parsed in docs]
     if scope is not None:
         home_occ = next(occ for doc, occ in occurrences if doc is home)
@@ -272,9 +219,42 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     return [Site(doc, s, e, new, 0, True) for doc, occ in occurrences for s, e in occ]
 
 
+def _affix_sites(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> list[Site]:
+    """A function, method or type renamed at its definition by a prefix or suffix dropped
+    (``getOutOrStdout`` -> ``OutOrStdout``): the names under the same whole anchor in the document
+    (``func (c *Command) getOutOrStderr()``) get the same change. (Added affixes are left alone:
+    ``new_`` added to one method is no convention for its siblings.)"""
+    old, new = rule.deleted[0], rule.inserted.strip()
+    change = affix_change(old, new) if len(new) < len(old) else None  # a convention dropped ('get')
+    at = rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip())
+    if change is None or not (rule.lead and rule.trail) or not DEFINED_HERE.search(home.text, 0, at):
+        return []  # only a definition's name: a parameter, local or attribute says nothing of its siblings
+    out = []
+    for m in _pattern_regex(rule.lead, (WILD,), rule.trail, True).finditer(home.text):
+        name = m.group(2).strip()
+        new = change(name) if name != rule.inserted.strip() else None
+        if new is not None and not non_code(parsed, m.start(2)):
+            s = m.end(1) + len(m.group(2)) - len(m.group(2).lstrip())
+            out.append(Site(home, s, s + len(name), new, len(rule.lead) + len(rule.trail), False))
+    return out
+
+
+def _prose_sites(rule: Rule, home: DocState, parsed: ParsedDoc | None, edit: tuple[int, int]) -> list[Site]:
+    """A word of a docstring or comment changed to a name the code uses (``data`` -> ``iterables``
+    in a docstring's examples): the same word in the rest of that string or comment run."""
+    old, new = rule.deleted[0], rule.inserted.strip()
+    span = prose_span(parsed, edit[0] + len(rule.inserted) - len(rule.inserted.lstrip()))
+    if span is None or not any(not non_code(parsed, m.start())
+                               for m in re.finditer(rf"(?<![\w$]){re.escape(new)}(?![\w$])", home.text)):
+        return []
+    word = re.compile(rf"(?<![\w$]){re.escape(old)}(?![\w$])")
+    return [Site(home, m.start(), m.end(), new, 0, True) for m in word.finditer(home.text, *span)
+            if not (m.start() < edit[1] and edit[0] < m.end())]
+
+
 def _rules(examples: list[Example]) -> list[tuple[Example, Rule]]:
     """Each example's rules, spans in its document's current text; the newest generalised by the
-    one before it; an older example's renames are left to the rename search (whole history)."""
+    one before it."""
     out = []
     for ex in examples:
         rules = rules_from_edit(ex.before, ex.after)
@@ -282,7 +262,7 @@ def _rules(examples: list[Example]) -> list[tuple[Example, Rule]]:
             rules = generalise(rules, rules_from_edit(examples[1].before, examples[1].after))
         for r in rules:
             lo, hi = to_current(ex, r.edit_span[0]), to_current(ex, r.edit_span[1])
-            if lo is not None and hi is not None and not (ex.age and r.is_rename):
+            if lo is not None and hi is not None:
                 out.append((ex, Rule(r.lead, r.deleted, r.trail, r.inserted, r.indent, (lo, hi))))
     return out
 
@@ -304,33 +284,57 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         home_parsed = by_uri.get(home.uri)
         lo, hi = rule.edit_span
         at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
-        in_code = not _non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
+        in_code = not non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
         if "\n" in rule.inserted.strip("\n"):
             continue  # multi-line text is rarely repeated verbatim
+        if rule.is_rename and not in_code and not distinctive(rule.deleted[0]):
+            sites.extend(_prose_sites(rule, home, home_parsed, (lo, hi)))
+        if rule.is_rename and ex.age:
+            continue  # an older example's renames in code are the rename search's (whole history)
         if rule.is_rename and not _renames_binding(rule, home, home_parsed):
             continue
         if rule.is_rename and (in_code or distinctive(rule.deleted[0])):
-            found = _rename_sites(rule, home, docs)
+            found = _rename_sites(rule, home, docs) + _affix_sites(rule, home, home_parsed)
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
             if len(found) <= opts.repeat_max_sites and not opts.repeat_all_sites:
                 sites.extend(found)
             continue
         callee = _callee(home.text, lo) if not rule.deleted and rule.inserted.lstrip().startswith(",") else None
-        for variant in _backed_off(rule):
-            if variant.pattern_chars < MIN_PATTERN_CHARS:
+        # a local of the example's document in the inserted text ('originalSignal.reason') means
+        # nothing in another file that does not know the name ('abort()' there): left out
+        local_names = _locals_used(rule, home_parsed)
+        shaped = keyword_shape(rule) if rule.lead and rule.trail else None
+        variants = list(_backed_off(rule))
+        for variant in (*variants, *([shaped] if shaped is not None else [])):
+            if variant is not shaped and variants is None or variant.pattern_chars < MIN_PATTERN_CHARS:
                 continue
             found = [s for d, p in docs for s in _match_sites(variant, d, p, in_code)]
             if callee is not None:  # an item added to one function's list: that function's lists only
                 found = [s for s in found if _callee(s.doc.text, s.start) == callee]
-            found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
+            found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)
+                     and (s.doc is home or all(word_in(n, s.doc.text) for n in local_names))]
             if len(found) > opts.repeat_max_sites:
-                break
+                variants = None  # broader literal anchors match more; the keyword-shaped one is tried
+                continue
             for s in found:
                 s.age = ex.age
             sites.extend(found)
-            if found and not opts.repeat_all_sites:
-                break
+            # sites only in other documents: broader anchors may still find the example's siblings
+            if any(s.doc is home for s in found) and not opts.repeat_all_sites:
+                variants = None
     return _rank(sites, query)
+
+
+def _locals_used(rule: Rule, parsed: ParsedDoc | None) -> set[str]:
+    """Names of the rule's inserted text that the example's document declares as locals (inside a
+    function: ``const originalSignal = ...``)."""
+    if parsed is None:
+        return set()
+    text = parsed.doc.text
+    names = set(re.findall(r"(?<![\w$.])[A-Za-z_$][\w$]*", rule.inserted)) - KEYWORDS
+    return {n for n in names
+            if any(binding_kind(parsed, text, m.start()) == "local" and scope_of(parsed, m.start()) is not None
+                   for m in re.finditer(rf"(?<![\w$.]){re.escape(n)}(?![\w$])", text))}
 
 
 def _callee(text: str, offset: int) -> str | None:

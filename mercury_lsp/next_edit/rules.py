@@ -145,3 +145,41 @@ def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
         else:
             break
     return tuple(out)
+
+
+def keyword_shape(rule: Rule) -> Rule | None:
+    """The rule with the identifiers of its anchors abstracted, for a replacement whose anchor a
+    keyword opens (``except BadSignature , e :`` -> ``except ID , e :``: every ``except X, e:`` of
+    Python 2); None otherwise, or when no identifier was abstracted. (Insertions and deletions so
+    generalised matched every ``import x from`` and every ``def f(self, x, salt=None)``.)"""
+    def shape(tokens: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(WILD if IDENT.match(t) and t not in KEYWORDS else t for t in tokens)
+
+    if not (rule.deleted and rule.inserted.strip() and rule.lead and rule.lead[0] in KEYWORDS):
+        return None  # a replacement in a statement a keyword opens (insertions and deletions match too much)
+    lead, trail = shape(rule.lead), shape(rule.trail)
+    if (lead, trail) == (rule.lead, rule.trail):
+        return None
+    return Rule(lead, rule.deleted, trail, rule.inserted, rule.indent, rule.edit_span)
+
+
+MIN_AFFIX_CHARS = 2  # a one-character affix ('s', '_') is no naming convention
+
+
+def affix_change(old: str, new: str):
+    """How ``new`` derives from ``old`` by a prefix or suffix dropped or added (``getOutOrStdout``
+    -> ``OutOrStdout``), as a function applying the same change to another name (None where it
+    does not apply); None when the rename is not such a change."""
+    if len(old) > len(new) + MIN_AFFIX_CHARS - 1 and old.endswith(new):
+        p = old[: len(old) - len(new)]
+        return lambda x: x[len(p):] if x.startswith(p) and IDENT.match(x[len(p):]) else None
+    if len(new) > len(old) + MIN_AFFIX_CHARS - 1 and new.endswith(old):
+        p = new[: len(new) - len(old)]
+        return lambda x: None if x.startswith(p) else p + x
+    if len(old) > len(new) + MIN_AFFIX_CHARS - 1 and old.startswith(new):
+        s = old[len(new):]
+        return lambda x: x[: -len(s)] if x.endswith(s) and len(x) > len(s) else None
+    if len(new) > len(old) + MIN_AFFIX_CHARS - 1 and new.startswith(old):
+        s = new[len(old):]
+        return lambda x: None if x.endswith(s) else x + s
+    return None

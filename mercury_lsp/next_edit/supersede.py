@@ -22,8 +22,9 @@ NEAR_LINES = 8  # an old version further away than this is another statement, no
 MAX_WRITTEN_LINES = 12  # a larger edit is a rewrite: its lines are not read one by one
 MIN_TARGET_CHARS = 2  # 'x = ...' next to 'x = ...' is too common to mean one replaced the other
 CONFIDENCE = 0.55
-# left-hand side (names, attributes, subscripts, quoted keys, lists of them) and the operator
-TARGET = re.compile(r"^\s*((?:[\w$.\[\]'\"]+\s*,\s*)*[\w$.\[\]'\"]+)\s*(:=|=(?![=>])|:(?![:=]))")
+# left-hand side (names, attributes, subscripts, quoted keys, lists of them; in a doctest too,
+# after '>>> ') and the operator
+TARGET = re.compile(r"^\s*(?:(?:>>>|\.\.\.)\s+)?((?:[\w$.\[\]'\"]+\s*,\s*)*[\w$.\[\]'\"]+)\s*(:=|=(?![=>])|:(?![:=]))")
 RESERVED = frozenset(("else", "default", "try", "finally", "do", "case", "return", "if", "for", "while"))
 
 

@@ -11,6 +11,12 @@ from collections.abc import Iterable
 IMPORT_LINE = re.compile(r"\s*(?:import\b|from\s+\S+\s+import\b|(?:pub\s+)?use\s|extern\s+crate\b|#\s*include\b)")
 
 
+def declares(name: str, text: str) -> bool:
+    """``text`` declares ``name`` with a keyword (``func (c *T) name``, ``def name``, ``const name``...)."""
+    return re.search(r"\b(?:func|def|fn|function|class|struct|enum|trait|interface|type|const|let|var)\s+"
+                     rf"(?:\([^)]*\)\s*)?{re.escape(name)}(?![\w$])", text) is not None
+
+
 def is_identifier(s: str) -> bool:
     return s.isidentifier() and not keyword.iskeyword(s)
 

@@ -85,6 +85,19 @@ def test_local_rename_from_a_use_and_from_its_definition():
     assert renamed(after, out.predictions) == src.replace("count", "n").replace("n = 1", "count = 1")
 
 
+def test_a_use_switched_to_a_variable_the_user_declared_is_no_rename():
+    """``, oname = option.name()`` declared, then ``this.on(name`` -> ``this.on(oname``: ``name`` is
+    still declared next to it, its other uses stay."""
+    src = ("Command.prototype.option = function(option) {\n  var self = this\n    , name = camelcase(option.name());\n"
+           "  this.on(name, function(val) {\n    self[name] = val;\n  });\n  return name;\n};\n")
+    one = src.replace("    , name = camelcase(option.name());\n",
+                      "    , oname = option.name()\n    , name = camelcase(oname);\n")
+    after = one.replace("this.on(name,", "this.on(oname,")
+    d = DocState("file:///c.js", after, "javascript", 7, (one, src), 1.0, (2.0, 1.0))
+    out = predict(NextEditQuery((d,), d.uri, 0), None, G)
+    assert [p for p in out.predictions if p.kind == "rename"] == []
+
+
 def test_attribute_and_method_renames_cross_documents():
     a = "class P:\n    def __init__(self):\n        self.size = 1\n\n    def grow(self):\n        self.size += 1\n"
     b = "from a import P\np = P()\np.grow()\nprint(p.size)\nsize = 2\n"

@@ -211,3 +211,104 @@ def test_a_line_duplicated_in_place_is_not_a_move():
     src = "def f(items):\n" + body + "\n\ndef g(items):\n" + body
     after = src.replace(body, "    register_handler(items, retries=3)\n" + body, 1)
     assert ask(doc("file:///d.py", after, (src,), (1.0,))) == []  # no old copy deleted, no copy repeated
+
+
+# ---------------------------------------------------------------------------- prose renames
+def test_a_word_renamed_in_a_docstring_follows_in_the_rest_of_that_docstring():
+    src = ('def sort_together(iterables, key_list=(0,)):\n    """Sort.\n\n        >>> data = [[1, 2], [3, 4]]\n'
+           '        >>> sort_together(data, key_list=(0,))\n        [(1, 2)]\n\n    More text.\n\n'
+           '        >>> sort_together(data)\n    """\n    data = 1\n    return data\n')
+    after = src.replace(">>> data = [[", ">>> iterables = [[")
+    preds = ask(doc("file:///m.py", after, (src,), (1.0,)), cursor=after.index("iterables = [["))
+    assert applied(after, preds, "file:///m.py") == after.replace("sort_together(data", "sort_together(iterables")
+
+
+def test_a_prose_word_changed_to_a_word_the_code_does_not_use_is_not_followed():
+    src = '"""A guide.\n\nUse that command, then that one.\n"""\n\nx = 1\n'
+    after = src.replace("Use that command", "Use a command")
+    assert ask(doc("file:///g.py", after, (src,), (1.0,)), cursor=after.index("a command")) == []
+
+
+def test_one_replacement_in_a_keyword_statement_repeats_at_statements_of_the_same_shape():
+    """``except BadSignature, e:`` -> ``as e``: every ``except X, e:`` follows, one example is enough."""
+    src = ("try:\n    f()\nexcept BadSignature, e:\n    pass\ntry:\n    g()\nexcept Exception, e:\n    pass\n"
+           "import fetch\nimport delay\n")
+    after = src.replace("except BadSignature, e:", "except BadSignature as e:")
+    preds = ask(doc("file:///a.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///a.py") == after.replace("except Exception, e:", "except Exception as e:")
+
+
+def test_sites_found_only_in_other_documents_do_not_stop_the_search_in_the_examples_own():
+    """A specific anchor matches only other files; a broader one finds the example's sibling."""
+    body = "\tawait t.{}(() => ky.post(\n\t\tserver.url,\n\t));\n"
+    src = body.format("notThrowsAsync") + body.format("throwsAsync")
+    after = src.replace("notThrowsAsync(() => ky.post(", "notThrowsAsync(ky.post(")
+    other = "\tawait t.notThrowsAsync(() => ky(server.url));\n"
+    preds = ask(doc("file:///hooks.js", after, (src,), (1.0,), grammar="javascript"),
+                doc("file:///methods.js", other, grammar="javascript"))
+    assert applied(after, preds, "file:///hooks.js") == after.replace("throwsAsync(() => ky.post(", "throwsAsync(ky.post(")
+    assert applied(other, preds, "file:///methods.js") == "\tawait t.notThrowsAsync(ky(server.url));\n"
+
+
+def test_a_docstring_rename_two_edits_back_is_still_followed():
+    src = ('def sort_together(iterables):\n    """Sort.\n\n        >>> data = [[1, 2], [3, 4]]\n\n'
+           '    order of the first iterable only.\n\n        >>> sort_together(data)\n    """\n    return iterables\n')
+    one = src.replace(">>> data = [[", ">>> iterables = [[")
+    two = one.replace("iterable only.", "iterable only:")
+    preds = ask(doc("file:///m.py", two, (one, src), (2.0, 1.0)), cursor=two.index("only:"))
+    assert applied(two, preds, "file:///m.py") == two.replace("sort_together(data)", "sort_together(iterables)")
+
+
+def test_a_member_renamed_at_its_uses_is_renamed_where_another_document_declares_it():
+    main0 = 'package main\n\nfunc main() {\n\th := chi.WithBaseContext(r, ctx)\n\t_ = h\n}\n'
+    main1 = main0.replace("chi.WithBaseContext", "chi.ServerBaseContext")
+    ctx = ("package chi\n\n// WithBaseContext wraps an http.Handler.\nfunc WithBaseContext(h Handler, ctx Context) Handler {\n"
+           "\treturn h\n}\n")
+    preds = ask(doc("file:///main.go", main1, (main0,), (1.0,), grammar="go"),
+                doc("file:///context.go", ctx, grammar="go"))
+    assert applied(ctx, preds, "file:///context.go") == ctx.replace("WithBaseContext", "ServerBaseContext")
+
+
+def test_a_name_renamed_by_dropping_a_prefix_renames_its_siblings_under_the_same_anchor():
+    src = ("package cobra\n\nfunc (c *Command) getOutOrStdout() io.Writer {\n\treturn c.out\n}\n\n"
+           "func (c *Command) getOutOrStderr() io.Writer {\n\treturn c.err\n}\n\nfunc (c *Command) getName() string {\n"
+           "\treturn c.name\n}\n\nfunc (c *Command) getOutOrStdin() {\n}\n")
+    after = src.replace("getOutOrStdout()", "OutOrStdout()")
+    preds = ask(doc("file:///command.go", after, (src,), (1.0,), grammar="go"), cursor=after.index("OutOrStdout"))
+    got = applied(after, preds, "file:///command.go")
+    assert "func (c *Command) OutOrStderr() io.Writer {" in got and "getName() string" in got  # another anchor
+    assert "func (c *Command) getOutOrStdin() {" in got  # the trail differs: not a sibling
+
+
+def test_a_doctest_line_written_again_next_to_its_old_version_leaves_the_old_one_to_delete():
+    src = '    """\n        >>> f = open(path)\n        >>> after = lambda: f.close()\n    """\n'
+    after = src.replace("        >>> after = lambda", "        >>> after = f.close\n        >>> after = lambda")
+    preds = ask(doc("file:///d.py", after, (src,), (1.0,)), cursor=after.index("f.close\n") + 7)
+    assert applied(after, preds, "file:///d.py") == src.replace("lambda: f.close()", "f.close")
+
+
+def test_a_prefix_added_to_one_parameter_or_method_is_no_convention_for_its_siblings():
+    src = ("class T:\n    def inc(self, stmt, number):\n        return stmt\n\n"
+           "    def dec(self, setup, number):\n        return setup\n")
+    for old, new in (("stmt, number", "new_stmt, number"), ("def inc(", "def new_inc(")):
+        after = src.replace(old, new, 1)
+        preds = ask(doc("file:///t.py", after, (src,), (1.0,)), cursor=after.index("new_"))
+        assert "new_setup" not in applied(after, preds, "file:///t.py")
+        assert "def new_dec" not in applied(after, preds, "file:///t.py")
+
+
+def test_a_renamed_binding_is_no_new_value_to_name_elsewhere():
+    src = "def f():\n    transport = mock.Mock()\n    other = mock.Mock()\n    return transport, other\n"
+    after = src.replace("    transport = mock.Mock()", "    new_transport = mock.Mock()")
+    preds = ask(doc("file:///t.py", after, (src,), (1.0,)), cursor=after.index("new_transport"))
+    assert "other = mock.Mock()" in applied(after, preds, "file:///t.py")
+
+
+def test_an_insertion_using_a_local_of_its_function_is_not_repeated_where_the_name_is_unknown():
+    src = ("export class Ky {\n\tconstructor() {\n\t\tconst originalSignal = this.options.signal;\n"
+           "\t\tsignal.addEventListener('abort', () => {\n\t\t\tthis.abortController.abort();\n\t\t});\n\t}\n}\n")
+    after = src.replace("abortController.abort();", "abortController.abort(originalSignal.reason);")
+    other = "export function stop(controller) {\n\tcontroller.abortController.abort();\n}\n"
+    preds = ask(doc("file:///Ky.ts", after, (src,), (1.0,), grammar="typescript"),
+                doc("file:///stop.ts", other, grammar="typescript"))
+    assert [p for p in preds if p.uri == "file:///stop.ts"] == []

@@ -1,0 +1,95 @@
+"""Scopes and names for next-edit's rules: the function enclosing an offset, how a renamed
+identifier is bound, whether a name is new or distinctive."""
+
+from __future__ import annotations
+
+import re
+
+from mercury_lsp.next_edit.query import DocState
+from mercury_lsp.next_edit.rules import TOKEN, line_bounds
+from mercury_lsp.next_edit.text import diff_region
+from mercury_lsp.next_edit.tree import ParsedDoc
+
+# Node types (any grammar) that open a function scope.
+FUNCTION_SCOPES = ("function_definition", "function_declaration", "method_declaration", "function_item",
+                   "arrow_function", "method_definition", "function_expression", "closure_expression",
+                   "func_literal", "lambda", "function")
+DECLARATION_LOOKBACK = 40  # characters before a renamed identifier read for a declaring keyword
+DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "struct", "enum", "trait",
+                                 "interface", "type", "mod", "impl"))
+LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
+DISTINCTIVE_CHARS = 6
+ASSIGNED = re.compile(r"\s*(?::=|=(?!=)|\+=|-=)")
+
+
+def scope_of(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
+    """Code-point span of the innermost function enclosing ``start`` (None: module level)."""
+    if parsed is None:
+        return None
+    b = parsed.b.byte(start)
+    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
+    while node is not None and node.type not in FUNCTION_SCOPES:
+        node = node.parent
+    if node is None:
+        return None
+    return parsed.b.char(node.start_byte), parsed.b.char(node.end_byte)
+
+
+def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
+    """``new`` was not in use before the recent edits — in the enclosing function (``scope``, in the
+    current text) outside the recently edited region, or anywhere in the oldest text of the
+    history when the rename is not inside a function. Otherwise the edit switched to another
+    existing thing (``this.request`` -> ``this.options``): not a rename to follow."""
+    oldest = home.history[-1] if home.history else home.text
+    if scope is None:
+        return not word_in(new, oldest)
+    p, _, ea = diff_region(oldest, home.text)
+    p, ea = line_bounds(home.text, p, ea)
+    lo, hi = scope
+    outside = home.text[lo:max(lo, min(p, hi))] + "\n" + home.text[min(max(ea, lo), hi):hi]
+    return not word_in(new, outside)
+
+
+def word_in(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
+
+
+def distinctive(name: str) -> bool:
+    """A name unlikely to be an ordinary word: long and compound (snake_case or camelCase)."""
+    return len(name) >= DISTINCTIVE_CHARS and ("_" in name.strip("_") or any(c.isupper() for c in name[1:]))
+
+
+def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
+    """How the renamed identifier at ``offset`` is bound: "definition" (a function, type, ... name:
+    renamed wherever it is used), "local" (a parameter or a declared local: its function only),
+    or "use"."""
+    before = TOKEN.findall(text[max(0, offset - DECLARATION_LOOKBACK):offset])
+    if before and before[-1] in DEFINITION_KEYWORDS:
+        return "definition"
+    if before and before[-1] in LOCAL_KEYWORDS:
+        return "local"
+    if parsed is not None:
+        b = parsed.b.byte(offset)
+        node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
+        while node is not None and node.type not in FUNCTION_SCOPES:
+            if "parameter" in node.type:
+                return "local"
+            node = node.parent
+    return "use"
+
+
+def binds(home: ParsedDoc, offset: int, name: str) -> bool:
+    """The occurrence of ``name`` at ``offset`` defines, declares or is assigned to."""
+    if binding_kind(home, home.doc.text, offset) != "use":
+        return True
+    line_start = home.doc.text.rfind("\n", 0, offset) + 1
+    head = home.doc.text[line_start:offset].strip()
+    return (head == "" or head.endswith(",")) and ASSIGNED.match(home.doc.text, offset + len(name)) is not None
+
+
+def declared_elsewhere(home: ParsedDoc, name: str, skip: int) -> bool:
+    """``name`` is bound in the function enclosing ``skip`` (the document at the top level) at
+    another place than ``skip``."""
+    lo, hi = scope_of(home, skip) or (0, len(home.doc.text))
+    word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+    return any(binds(home, m.start(), name) for m in word.finditer(home.doc.text, lo, hi) if m.start() != skip)

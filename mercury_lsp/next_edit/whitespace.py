@@ -1,0 +1,107 @@
+"""Edits that changed only whitespace, continued.
+
+``repeat`` reads edits as tokens, so an edit that changed only spacing gives it nothing. Here:
+
+* **dedented lines** — the newest edit took the same indentation off each of its lines (``P`` ->
+  ``Q``, ``Q`` a prefix of ``P``: a docstring dedented, a block's first lines dedented after its
+  ``if`` went; an indentation added has no such end): the lines below that still start with ``P`` get ``Q`` instead, up to the first line
+  indented less (a blank line does not stop it), one edit per paragraph (lines between blank
+  lines), at most ``MAX_PARAGRAPHS`` paragraphs and ``MAX_LINES`` lines;
+* **trailing whitespace removed** — the newest edit only stripped whitespace from the ends of its
+  lines: the nearest lines below the cursor still ending in whitespace are stripped
+  (``MAX_STRIPPED`` of them).
+"""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit.examples import recent_edits, to_current
+from mercury_lsp.next_edit.query import NextEditQuery, Prediction
+from mercury_lsp.next_edit.rules import line_bounds
+from mercury_lsp.next_edit.text import diff_region
+
+MAX_PARAGRAPHS = 3
+MAX_LINES = 40
+MAX_STRIPPED = 2
+MAX_EDIT_LINES = 40  # a larger edit is a reformat of its own, not an example to continue
+CONFIDENCE = 0.5
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _changed_lines(before: str, after: str) -> tuple[list[str], list[str], int] | None:
+    """The edit's whole lines before and after it, and the offset of their end in ``after``."""
+    p, eb, ea = diff_region(before, after)
+    if p == eb == ea:
+        return None
+    lo, hb = line_bounds(before, p, eb)
+    _, ha = line_bounds(after, p, ea)
+    old, new = before[lo:hb].split("\n"), after[lo:ha].split("\n")
+    if len(old) != len(new) or len(old) > MAX_EDIT_LINES:
+        return None
+    return old, new, ha
+
+
+def _reindent(text: str, start: int, p: str, q: str) -> list[tuple[int, int, str]]:
+    """(start, end, new text) per paragraph of the lines from ``start`` on that start with ``p``."""
+    out: list[tuple[int, int, str]] = []
+    para: list[tuple[int, str]] = []
+    pos, lines = start, 0
+
+    def flush() -> None:
+        if para:
+            s, e = para[0][0], para[-1][0] + len(para[-1][1])
+            out.append((s, e, "\n".join(q + line[len(p):] for _, line in para)))
+            para.clear()
+
+    while pos < len(text) and lines < MAX_LINES and len(out) < MAX_PARAGRAPHS:
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        line = text[pos:end]
+        if not line.strip():
+            flush()
+        elif line.startswith(p):
+            para.append((pos, line))
+        else:
+            break
+        pos, lines = end + 1, lines + 1
+    if len(out) < MAX_PARAGRAPHS:
+        flush()
+    return out
+
+
+def whitespace_edits(query: NextEditQuery) -> list[Prediction]:
+    examples = recent_edits(query, 1)
+    if not examples:
+        return []
+    ex = examples[0]
+    got = _changed_lines(ex.before, ex.after)
+    if got is None:
+        return []
+    old, new, end = got
+    if any(a.split() != b.split() for a, b in zip(old, new, strict=True)):
+        return []
+    doc, text = ex.doc, ex.doc.text
+    end = to_current(ex, end)
+    if end is None:
+        return []
+    pairs = {(_indent(a), _indent(b)) for a, b in zip(old, new, strict=True) if a.strip() and a != b}
+    if len(pairs) == 1 and next(iter(pairs))[0].startswith(next(iter(pairs))[1]) and all(a.rstrip() == a and b.rstrip() == b for a, b in zip(old, new, strict=True)):
+        (p, q), = pairs
+        return [Prediction(doc.uri, s, e, t, CONFIDENCE, "re-indented like the lines above", "repeat", "syntax",
+                           text[s:e]) for s, e, t in _reindent(text, end + 1, p, q)]
+    if all(a.rstrip() == b for a, b in zip(old, new, strict=True)):
+        out: list[Prediction] = []
+        pos = end + 1
+        while pos < len(text) and len(out) < MAX_STRIPPED:
+            stop = text.find("\n", pos)
+            stop = len(text) if stop < 0 else stop
+            line = text[pos:stop]
+            if line != line.rstrip():
+                s = pos + len(line.rstrip())
+                out.append(Prediction(doc.uri, s, stop, "", CONFIDENCE, "trailing whitespace goes, as above",
+                                      "repeat", "syntax", text[s:stop]))
+            pos = stop + 1
+        return out
+    return []

@@ -1,0 +1,67 @@
+"""Statements left using a definition the user deleted (``removed``)."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
+from mercury_lsp.next_edit.removed import deleted_declarations, removed_uses
+from mercury_lsp.next_edit.tree import parse_all
+from mercury_lsp.syntax import Grammars
+
+G = Grammars()
+
+
+def doc(uri: str, text: str, history: tuple[str, ...] = (), grammar="go") -> DocState:
+    return DocState(uri, text, grammar, 1, history, 1.0 if history else 0.0, (1.0,) * len(history))
+
+
+def ask(*docs: DocState):
+    return predict(NextEditQuery(docs, docs[0].uri, 0), None, G).predictions
+
+
+def test_a_deleted_field_takes_the_statements_using_it():
+    src = ("package cobra\n\ntype Command struct {\n\tname string\n\tflagErrorBuf *bytes.Buffer\n}\n\n"
+           "func (c *Command) run() {\n\tstart()\n\tc.Println(c.flagErrorBuf)\n\tc.flags.Parse()\n}\n\n"
+           "func (c *Command) init() {\n\tif c.flagErrorBuf == nil {\n\t\tc.flagErrorBuf = new(bytes.Buffer)\n\t}\n"
+           "\tc.done = true\n}\n")
+    after = src.replace("\tflagErrorBuf *bytes.Buffer\n", "")
+    preds = ask(doc("file:///command.go", after, (src,)))
+    assert apply_edits(after, [(p.start, p.end, p.new_text) for p in preds]) == after.replace(
+        "\tc.Println(c.flagErrorBuf)\n", "").replace(
+        "\tif c.flagErrorBuf == nil {\n\t\tc.flagErrorBuf = new(bytes.Buffer)\n\t}\n", "")
+
+
+def test_a_deleted_package_variable_takes_its_assignment():
+    src = "package cobra\n\nvar InitializeConfig func()\n\nfunc init() {\n\tInitializeConfig = func() {}\n}\n"
+    after = src.replace("var InitializeConfig func()\n", "var initializers []func()\n")
+    preds = ask(doc("file:///cobra.go", after, (src,)))
+    assert [(p.old_text, p.new_text) for p in preds] == [("\tInitializeConfig = func() {}\n", "")]
+
+
+def removed(*docs: DocState):
+    return removed_uses(NextEditQuery(docs, docs[0].uri, 0), parse_all(docs, G), G)
+
+
+def test_names_still_declared_moved_functions_and_definitions_are_left_alone():
+    assert deleted_declarations("x\nfunc helper() {}\n", "x\n") == {"helper": 2}
+    assert deleted_declarations("x\n\twith open(p) as f:\n", "x\n") == {}  # a keyword is no declaration
+    fn = "func methodNotAllowed(w Writer) {\n\tw.Write(nil)\n}\n"
+    uses = "".join(f"func f{i}() {{\n\tmethodNotAllowed(w)\n}}\n" for i in range(4))
+    src = "package chi\n\n" + fn + uses
+    assert removed(doc("file:///mux.go", "package chi\n\n" + uses, (src,))) == []  # cut to be pasted: 4 uses stay
+    other = doc("file:///tree.go", "package chi\n\n" + fn.replace("methodNotAllowed", "helperName"))
+    src = "package chi\n\nfunc helperName() {}\n\nfunc g() {\n\thelperName()\n}\n"
+    after = src.replace("func helperName() {}\n", "")
+    assert removed(doc("file:///mux.go", after, (src,)), other) == []  # defined in another open document
+    src = "package chi\n\nvar limit = 3\n\nfunc Throttle(limit int) func() {\n\treturn nil\n}\n"
+    after = src.replace("var limit = 3\n", "")
+    assert removed(doc("file:///t.go", after, (src,))) == []  # a parameter's use is in a definition's line
+
+
+def test_a_deleted_interface_leaves_the_import_lists_of_the_other_documents():
+    src = "export interface Ky {\n\textend(options: Options): Ky;\n}\n\ndeclare const ky: Ky;\nexport default ky;\n"
+    after = src.replace("export interface Ky {\n\textend(options: Options): Ky;\n}\n\ndeclare const ky: Ky;\n",
+                        "declare const ky: {\n\textend(options: Options): typeof ky;\n};\n")
+    test = "import ky, {Ky, HTTPError} from '.';\n\nexpectType<typeof ky>(ky);\n"
+    preds = ask(doc("file:///index.d.ts", after, (src,), grammar="typescript"),
+                doc("file:///index.test-d.ts", test, grammar="typescript"))
+    assert [(p.uri, p.old_text, p.new_text) for p in preds] == [("file:///index.test-d.ts", "Ky, ", "")]

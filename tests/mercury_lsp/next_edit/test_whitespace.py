@@ -1,0 +1,38 @@
+"""Edits that changed only whitespace, continued below (``whitespace``)."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits
+from mercury_lsp.next_edit.whitespace import whitespace_edits
+
+
+def doc(text: str, before: str) -> DocState:
+    return DocState("file:///m.py", text, "python", 1, (before,), 1.0, (1.0,))
+
+
+def edits(text: str, before: str):
+    return whitespace_edits(NextEditQuery((doc(text, before),), "file:///m.py", 0))
+
+
+def test_a_dedented_docstring_is_dedented_below_one_paragraph_per_edit():
+    src = ('"""\n    itsdangerous\n    ~~~~~~~~~~~~\n\n    A module that implements\n    various functions.\n\n'
+           '    :copyright: 2011\n"""\nimport os\n    \n')
+    after = src.replace("    itsdangerous\n    ~~~~~~~~~~~~\n", "itsdangerous\n~~~~~~~~~~~~\n")
+    got = edits(after, src)
+    assert [p.new_text for p in got] == ["A module that implements\nvarious functions.", ":copyright: 2011"]
+    assert apply_edits(after, [(p.start, p.end, p.new_text) for p in got]) == (
+        '"""\nitsdangerous\n~~~~~~~~~~~~\n\nA module that implements\nvarious functions.\n\n'
+        ':copyright: 2011\n"""\nimport os\n    \n')
+
+
+def test_stripped_trailing_whitespace_is_stripped_on_the_next_lines():
+    src = "def f():\n    x = 1   \n    \n    return x  \n\n\ny = 2 \n"
+    after = src.replace("    x = 1   \n", "    x = 1\n")
+    got = edits(after, src)
+    assert [(after[p.start:p.end], p.new_text) for p in got] == [("    ", ""), ("  ", "")]
+
+
+def test_indentation_added_or_text_changed_is_not_continued():
+    src = "def f():\n    a()\n    b()\n"
+    assert edits(src.replace("    a()\n", "        a()\n"), src) == []  # indented: where would it end?
+    assert edits(src.replace("    a()\n", "a(1)\n"), src) == []  # not whitespace only
