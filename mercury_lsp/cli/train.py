@@ -33,6 +33,8 @@ RECIPE_FLAGS = {
     "ar_frac": "ar_mdlm: share of the budget trained autoregressively",
     "ema_decay": "keep an EMA of the weights with this decay and export it (0: none)",
 }
+# A killed CPU run loses at most this much training (the retired loop saved every 5 minutes).
+SAVE_EVERY_S = EVAL_EVERY_S = 300.0
 CACHE = Path.home() / ".cache" / "mercury-lsp"
 DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "human-eval-infilling"
 
@@ -146,8 +148,8 @@ def _run_config(args: argparse.Namespace):
         raise UsageError("train fit: give a budget (--minutes or --total-tokens)")
     return RunConfig(run_dir=str(args.run), recipe=recipe, shape=shape, seq_len=args.seq_len,
                      batch_size=args.batch_size, minutes=args.minutes, max_tokens=int(args.total_tokens),
-                     device=device, compile=args.compile, seed=args.seed, log_every=args.log_every, eval_every_s=300.0,
-                     save_every_s=300.0, init_from=str(args.init_from) if args.init_from else None)
+                     device=device, compile=args.compile, seed=args.seed, log_every=args.log_every,
+                     eval_every_s=EVAL_EVERY_S, save_every_s=SAVE_EVERY_S, init_from=str(args.init_from) if args.init_from else None)
 
 
 def _fit(args: argparse.Namespace) -> int:
