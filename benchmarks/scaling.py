@@ -97,8 +97,11 @@ def main(argv: list[str] | None = None) -> int:
             line, = ax.plot([pt["tokens"] / 1e6 for pt in points], [pt["ce"][kind] for pt in points], "o",
                             label=f"{kind} (b = {f['b']:.3f})")
             ax.plot([g / 1e6 for g in grid], [f["a"] * g ** -f["b"] for g in grid], "--", color=line.get_color())
-        ax.set(xscale="log", yscale="log", xlabel="training tokens (M), fixed 6.8 M-parameter shape",
+        ax.set(xscale="log", xlabel="training tokens (M), log scale; fixed 6.8 M-parameter shape",
                ylabel="held-out span CE (nats/token)", title=f"power-law extrapolation to x{args.factor:g} compute")
+        ticks = [pt["tokens"] / 1e6 for pt in points] + [target / 1e6]
+        ax.set_xticks(ticks, [f"{t:.0f}" for t in ticks])
+        ax.set_xticks([], minor=True)
         ax.legend()
         fig.tight_layout()
         fig.savefig(args.out.with_suffix(".png"), dpi=100)
