@@ -21,7 +21,6 @@ phase's causal attention costs the same matrix products).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import tempfile
@@ -52,32 +51,26 @@ def _evaluate(model_dir: Path, spans: list[dict], problems: list, threads: int) 
 
 def run_arm(args: argparse.Namespace) -> int:
     import torch
-    from tokenizers import Tokenizer
 
     from benchmarks.heldout import heldout_files, pick_spans
     from benchmarks.humaneval import load_benchmark, take_subset
-    from engine.train.batches import newline_table
-    from engine.train.budget import BudgetTrainer
-    from engine.train.config import ModelShape
+    from engine.train.budget import BudgetTrainer, TokenCorpus
     from engine.train.gpu_args import TOKENIZER
-    from engine.train.gpu_run import build_tokens, contamination_index, load_split
-    from engine.train.recipe import ARMS, RunConfig
+    from engine.train.gpu_run import build_tokens, contamination_index
+    from engine.train.recipe import ARMS, ModelShape, RunConfig
     from engine.train.shards import export_shards, write_shards
 
     torch.set_num_threads(args.threads)
     corpus = build_tokens(argparse.Namespace(work=args.work, include=args.include, max_files=0,
                                              max_corpus_mb=args.corpus_mb, workers=args.workers),
                           contamination_index(None))
-    tok_text = TOKENIZER.read_text(encoding="utf-8")
-    tok = Tokenizer.from_str(tok_text)
+    data = TokenCorpus.load(args.work / "corpus", TOKENIZER)
     shape = ModelShape(hidden_size=args.hidden, num_layers=args.layers, num_heads=4, num_kv_heads=2,
                        intermediate_size=args.hidden * 3, max_position_embeddings=512)
     run = RunConfig(run_dir=str(args.work / f"run-{args.arm}"), recipe=ARMS[args.arm], shape=shape,
                     seq_len=args.seq_len, batch_size=args.batch_size, minutes=0.0, max_tokens=int(args.tokens),
                     device="cpu", compile="off", log_every=20, eval_every_s=1e9, save_every_s=300.0)
-    special = {n: tok.token_to_id(f"<|{t}|>") for n, t in (("mask", "mask"), ("pad", "pad"), ("eot", "endoftext"))}
-    trainer = BudgetTrainer(run, load_split(args.work / "corpus", "train"), load_split(args.work / "corpus", "heldout"),
-                            newline_table(tok, tok.get_vocab_size()), tok.get_vocab_size(), special)
+    trainer = BudgetTrainer(run, data)
     spans = pick_spans(heldout_files(), args.spans, "line")
     problems = take_subset(load_benchmark("single-line"), args.tasks)
     curve_path = args.work / f"curve-{args.arm}.json"
@@ -90,7 +83,7 @@ def run_arm(args: argparse.Namespace) -> int:
         stats = trainer.fit(until_tokens=point)
         with tempfile.TemporaryDirectory() as tmp:
             write_shards(trainer.final_state(), Path(tmp) / "shards", trainer.model_cfg.to_hf_dict(),
-                         hashlib.sha256(tok_text.encode()).hexdigest())
+                         data.tokenizer_sha256)
             model = export_shards(Path(tmp) / "shards", TOKENIZER, Path(tmp) / "model")
             scores = _evaluate(model, spans, problems, args.threads)
         curve.append({"tokens": trainer.tokens, "train_s": round(trainer.elapsed, 1),

@@ -6,8 +6,10 @@ three kinds, chosen per row:
 * **masked diffusion**: the window, each token masked with probability t ~ U(t_min, 1);
 * **infill**: the sampler's canvas built at the token level — prefix, span, 0..``max_pad``
   padding tokens (what ends a span), suffix — with the span masked at rate t, or (a share
-  ``tail_frac``) from a random cut to its end (what a left-to-right decode sees). Spans follow
-  engine/train/examples.py's kinds: a line, the rest of a line, 2-6 lines, a token run, empty.
+  ``tail_frac``) from a random cut to its end (what a left-to-right decode sees). Spans are a
+  line, the rest of a line, 2-6 lines, a token run, or empty (the kinds of the retired
+  text-level example maker that trained the embedded model, with a token run for its
+  character span).
   Line ends are tokens that hold a line break; a token that merges the break with the next
   line's indentation (``"\\n    "``) ends the span with that indentation, where the sampler's
   canvas (prefix, span and suffix tokenized separately) would end it at the break;
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-# (kind, probability): as engine/train/examples.py's SPAN_KINDS.
+# (kind, probability): the retired text-level example maker's mix (the embedded model's training).
 SPAN_KINDS = (("line", 0.35), ("rest_of_line", 0.2), ("lines", 0.25), ("tokens", 0.12), ("empty", 0.08))
 MAX_RUN_TOKENS = 40  # a "tokens" span: 1..40 tokens from a random position
 

@@ -1,39 +1,87 @@
 """The budgeted trainer: one recipe (engine/train/recipe.py) for a wall-clock or token budget.
 
-Used by the one-call GPU run (engine/train/gpu_run.py), by its CPU smoke test and by the
-recipe comparison. Batches are made on the device (engine/train/batches.py); the loss is
+The one training loop of the repository: used by ``mercury-lsp train fit`` (the CPU run),
+the one-call GPU run (engine/train/gpu_run.py) and its CPU smoke test, and the recipe
+comparison (benchmarks/recipes.py). Batches are made on the device (engine/train/batches.py); the loss is
 taken over every position with per-position weights (static shapes: no host sync per step,
 ``torch.compile`` sees one graph). bf16 autocast, fused attention (``scaled_dot_product_attention``).
 
 Resumable: ``state.pt`` in the run directory (model, optimisers, EMA, step, tokens, elapsed
 time, the batch generator's state) is written atomically every ``save_every_s`` seconds and at
 the end; a run started again with the same directory continues from it. ``log.jsonl`` holds
-one line per log interval (loss, lr, tokens/s) and per evaluation.
+one line per log interval (loss, lr, tokens/s) and per evaluation. A new run can start from
+another run's weights (``init_from``) under its own recipe, schedule and budget.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from engine.config import ModelConfig
+from engine.errors import CheckpointError
+from engine.loader import save_checkpoint
 from engine.model import Transformer
-from engine.train.batches import BatchSpec, DeviceBatcher, TensorBatch
-from engine.train.bpe import MASK_TOKEN, PAD_TOKEN
+from engine.train.batches import BatchSpec, DeviceBatcher, TensorBatch, newline_table
+from engine.train.bpe import EOT_TOKEN, MASK_TOKEN, PAD_TOKEN
 from engine.train.optim import EMA, make_optimizers
 from engine.train.recipe import RunConfig
-from engine.train.trainer import init_weights
 
 COMPILE_PROBE_STEPS = 8  # timed steps per variant when compile="auto"
 EVAL_SEED = 99
+
+
+@dataclass
+class TokenCorpus:
+    """What the trainer reads: a prepared corpus directory's ``train.bin`` / ``heldout.bin``
+    (uint16 token streams, each document ended by ``<|endoftext|>``: written by ``train
+    prepare`` and by the one-call run's builder) and the tokenizer they were made with."""
+
+    train: Tensor  # int32
+    heldout: Tensor
+    newline: Tensor  # [V] bool: ids whose text holds a line break
+    vocab_size: int
+    special: dict[str, int]  # mask, pad, eot
+    tokenizer_json: str
+
+    @classmethod
+    def load(cls, data: Path, tokenizer: Path | None = None) -> TokenCorpus:
+        """``tokenizer``: the tokenizer file (default: the corpus's own ``tokenizer.json``)."""
+        from tokenizers import Tokenizer
+
+        data = Path(data)
+        text = Path(tokenizer or data / "tokenizer.json").read_text(encoding="utf-8")
+        tok = Tokenizer.from_str(text)
+        vocab = tok.get_vocab_size()
+        special = {"mask": tok.token_to_id(MASK_TOKEN), "pad": tok.token_to_id(PAD_TOKEN),
+                   "eot": tok.token_to_id(EOT_TOKEN)}
+        split = {s: torch.from_numpy(np.fromfile(data / f"{s}.bin", dtype=np.uint16).astype(np.int32))
+                 for s in ("train", "heldout")}
+        return cls(split["train"], split["heldout"], newline_table(tok, vocab), vocab, special, text)
+
+    @property
+    def tokenizer_sha256(self) -> str:
+        return hashlib.sha256(self.tokenizer_json.encode()).hexdigest()
+
+
+def init_weights(model: Transformer, seed: int) -> None:
+    """N(0, 0.02), the residual branches' output projections scaled by 1/sqrt(2 * layers)."""
+    gen = torch.Generator().manual_seed(seed)
+    for name, p in model.named_parameters():
+        if p.dim() >= 2:
+            std = 0.02 / math.sqrt(2 * model.config.num_layers) if name.endswith(("o_proj.weight", "down_proj.weight")) else 0.02
+            with torch.no_grad():
+                p.copy_(torch.randn(p.shape, generator=gen) * std)
 
 
 def model_config(run: RunConfig, vocab_size: int, shift: bool) -> ModelConfig:
@@ -84,25 +132,26 @@ def weighted_ce(model: Transformer, batch: TensorBatch, causal: bool, shift: boo
 
 
 class BudgetTrainer:
-    def __init__(self, run: RunConfig, train: Tensor, heldout: Tensor, newline: Tensor, vocab_size: int,
-                 special: dict[str, int]) -> None:
+    def __init__(self, run: RunConfig, corpus: TokenCorpus) -> None:
         self.run = run
         self.dir = Path(run.run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.device = torch.device(run.device)
+        self.tokenizer_sha256 = corpus.tokenizer_sha256
         r = run.recipe
         self.shift = r.objective == "ar_mdlm"
         torch.manual_seed(run.seed)
-        self.model_cfg = model_config(run, vocab_size, self.shift)
+        self.model_cfg = model_config(run, corpus.vocab_size, self.shift)
         self.model = Transformer(self.model_cfg)
         init_weights(self.model, run.seed)
         self.model.to(self.device)
         self.opts = make_optimizers(self.model, r.optimizer, r.lr, r.weight_decay, self.device.type == "cuda")
         self.ema = EMA(self.model, r.ema_decay) if r.ema_decay else None
+        special = corpus.special
         spec = BatchSpec(run.seq_len, special["mask"], special["pad"], special["eot"], max_pad=r.max_pad,
                          t_min=r.t_min, weight_t_floor=r.weight_t_floor, tail_frac=r.tail_frac, shift=self.shift)
-        self.batcher = DeviceBatcher(train.to(self.device), newline, spec, run.seed)
-        held = DeviceBatcher(heldout.to(self.device), newline, spec, EVAL_SEED)
+        self.batcher = DeviceBatcher(corpus.train.to(self.device), corpus.newline, spec, run.seed)
+        held = DeviceBatcher(corpus.heldout.to(self.device), corpus.newline, spec, EVAL_SEED)
         # Fixed held-out probes: plain windows 15 % masked, and infill spans fully masked.
         self.probes = {"heldout_ce": [held.diffusion(run.batch_size, 0.0, t=0.15) for _ in range(run.eval_batches)],
                        "heldout_span_ce": [held.diffusion(run.batch_size, 1.0, t=1.0)
@@ -140,6 +189,8 @@ class BudgetTrainer:
         path = self.dir / "state.pt"
         if not path.exists():
             (self.dir / "run_config.json").write_text(json.dumps(asdict(self.run), indent=2) + "\n")
+            if self.run.init_from:
+                self._init_from(Path(self.run.init_from))
             return
         state = torch.load(path, map_location=self.device, weights_only=False)
         self.model.load_state_dict(state["model"])
@@ -151,11 +202,30 @@ class BudgetTrainer:
         self.step, self.tokens, self.elapsed = state["step"], state["tokens"], state["elapsed"]
         self.log({"event": "resumed", "step": self.step, "tokens": self.tokens})
 
+    def _init_from(self, src: Path) -> None:
+        """Start from another run's raw weights (same shape, vocabulary and logit layout); the
+        optimiser, schedule and budget are this run's own."""
+        source = load_run_config(src)
+        if source.shape != self.run.shape:
+            raise CheckpointError(f"{src}: its shape {asdict(source.shape)} differs from this run's")
+        if (source.recipe.objective == "ar_mdlm") != self.shift:
+            raise CheckpointError(f"{src}: its objective {source.recipe.objective!r} and this run's "
+                                  f"{self.run.recipe.objective!r} lay out the logits differently (shifted or not)")
+        state = torch.load(src / "state.pt", map_location=self.device, weights_only=False)
+        if state.get("tokenizer_sha256", self.tokenizer_sha256) != self.tokenizer_sha256:
+            raise CheckpointError(f"{src}: trained with another tokenizer than this run's corpus")
+        self.model.load_state_dict(state["model"])
+        if self.ema is not None:
+            self.ema.load([p.detach().float() for p in self.model.parameters()], 0)
+        self.log({"event": "init_from", "run": str(src), "source_step": state["step"],
+                  "source_tokens": state["tokens"]})
+
     def save(self) -> None:
         tmp = self.dir / "state.pt.tmp"
         torch.save({"model": self.model.state_dict(), "optimizers": [o.state_dict() for o in self.opts],
                     "ema": self.ema.shadow if self.ema else None, "batcher": self.batcher.state(),
-                    "step": self.step, "tokens": self.tokens, "elapsed": self.elapsed}, tmp)
+                    "step": self.step, "tokens": self.tokens, "elapsed": self.elapsed,
+                    "tokenizer_sha256": self.tokenizer_sha256}, tmp)
         os.replace(tmp, self.dir / "state.pt")
         self.log({"event": "saved", "step": self.step, "tokens": self.tokens})
 
@@ -294,3 +364,36 @@ class BudgetTrainer:
         self.save()
         return {"step": self.step, "tokens": self.tokens, "elapsed_s": self.elapsed,
                 "tokens_per_s": self.tokens / max(self.elapsed, 1e-9), **self.compile_report, **final}
+
+
+# ---------------------------------------------------------------------------- a run on disk
+def load_run_config(run_dir: Path) -> RunConfig:
+    """The settings a run directory was started with (its ``run_config.json``)."""
+    from engine.train.recipe import ModelShape, Recipe
+
+    run_dir = Path(run_dir)
+    path = run_dir / "run_config.json"
+    if not (run_dir / "state.pt").is_file() or not path.is_file():
+        raise CheckpointError(f"{run_dir}: no run there (the budgeted trainer's state.pt and run_config.json)")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return RunConfig(**{**raw, "recipe": Recipe(**raw["recipe"]), "shape": ModelShape(**raw["shape"])})
+
+
+def export_run(run_dir: Path, tokenizer: Path, out: Path, model_card: str | None = None) -> Path:
+    """A run's latest state -> an engine model directory (fp32): the EMA's weights when the
+    recipe keeps one (what the run would ship), else the raw weights."""
+    run = load_run_config(run_dir)
+    state = torch.load(Path(run_dir) / "state.pt", map_location="cpu", weights_only=False)
+    tok_text = Path(tokenizer).read_text(encoding="utf-8")
+    if state.get("tokenizer_sha256", hashlib.sha256(tok_text.encode()).hexdigest()) != \
+            hashlib.sha256(tok_text.encode()).hexdigest():
+        raise CheckpointError(f"{tokenizer}: not the tokenizer run {run_dir} was trained with")
+    vocab = state["model"]["embed_tokens.weight"].shape[0]
+    model = Transformer(model_config(run, vocab, run.recipe.objective == "ar_mdlm"))
+    model.load_state_dict(state["model"])
+    if state.get("ema") is not None:
+        with torch.no_grad():
+            for p, shadow in zip(model.parameters(), state["ema"], strict=True):
+                p.copy_(shadow)
+    extra = {"MODEL_CARD.md": model_card} if model_card else None
+    return save_checkpoint(model, tok_text, out, extra)

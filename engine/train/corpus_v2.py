@@ -122,8 +122,8 @@ def tokenize(docs: list[dict], tokenizer_json: str, per_source: Counter | None =
 
 def build_v2(out: Path, index: ContaminationIndex, workers: int, *, offline: bool = False,
              pins: list[Pin] | None = None, cache: Path | None = None) -> dict:
-    """Build, tokenize and write the corpus into ``out`` (the layout ``train fit`` reads:
-    train/heldout.jsonl.gz, train/heldout.bin, tokenizer.json, manifest.json, tokens.json).
+    """Build, tokenize and write the corpus into ``out`` (train/heldout.jsonl.gz, manifest.json,
+    tokens.json, and what ``train fit`` reads: train/heldout.bin and tokenizer.json).
     The returned (and written) counts are exact: every kept document is tokenized."""
     if offline:
         found, refused = installed_sources()

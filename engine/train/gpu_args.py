@@ -7,13 +7,14 @@ import argparse
 import os
 from pathlib import Path
 
+from engine.train.recipe import ARMS, DEFAULT_ARM
+
 REPO = Path(__file__).resolve().parents[2]
 TOKENIZER = REPO / "engine" / "models" / "mercury-coder-tiny" / "tokenizer.json"
 # Where the contamination check looks, in order: the evaluation data beside the checkout, or
 # its n-gram hashes carried to a machine that lacks it (written by --write-contamination).
 EVAL_CANDIDATES = (REPO.parent / "shared" / "data" / "human-eval-infilling",
                    Path("/work/shared/data/human-eval-infilling"), REPO / ".carry" / "eval_ngrams.npy")
-ARM_NAMES = ("ar_mdlm", "mdlm", "opt")  # engine/train/recipe.py's ARMS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, default=0, help="also stop after this many training tokens")
     p.add_argument("--smoke", action="store_true", help="the CPU smoke run: tiny shape, CPU")
     p.add_argument("--device", default=None, help="cuda (default) or cpu")
-    p.add_argument("--arm", choices=ARM_NAMES, default=None, help="the recipe (default: recipe.DEFAULT_ARM)")
+    p.add_argument("--arm", choices=tuple(ARMS), default=None,
+                   help=f"the recipe (default: {DEFAULT_ARM}, engine/train/recipe.py's DEFAULT_ARM)")
     p.add_argument("--compile", choices=("auto", "on", "off"), default=None)
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--seq-len", type=int, default=None)

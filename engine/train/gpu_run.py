@@ -31,8 +31,6 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
-
 from engine.train.corpus_v2 import tokenize
 from engine.train.decontam import ContaminationIndex
 from engine.train.gpu_args import EVAL_CANDIDATES, REPO, TOKENIZER, add_arguments
@@ -106,13 +104,6 @@ def run_config(args: argparse.Namespace, train_minutes: float) -> RunConfig:
     return cfg
 
 
-def load_split(corpus: Path, split: str):
-    """A split's token stream as an int32 tensor."""
-    import torch
-
-    return torch.from_numpy(np.fromfile(corpus / f"{split}.bin", dtype=np.uint16).astype(np.int32))
-
-
 def main(argv: list[str] | None = None) -> int:
     return run(parse_args(argv))
 
@@ -150,10 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
 def train_and_write(args: argparse.Namespace, corpus: dict, t0: float) -> int:
     import torch
-    from tokenizers import Tokenizer
 
-    from engine.train.batches import newline_table
-    from engine.train.budget import BudgetTrainer
+    from engine.train.budget import BudgetTrainer, TokenCorpus
     from engine.train.shards import write_shards
 
     if args.device == "cpu":
@@ -162,19 +151,15 @@ def train_and_write(args: argparse.Namespace, corpus: dict, t0: float) -> int:
         torch.backends.cuda.matmul.allow_tf32 = True
     train_minutes = max(0.05, args.minutes - (time.perf_counter() - t0 + RESERVE_S) / 60)
     cfg = run_config(args, train_minutes)
-    tok_text = TOKENIZER.read_text(encoding="utf-8")
-    tok = Tokenizer.from_str(tok_text)
-    data = args.work / "corpus"
-    special = {n: tok.token_to_id(f"<|{t}|>") for n, t in (("mask", "mask"), ("pad", "pad"), ("eot", "endoftext"))}
-    vocab = tok.get_vocab_size()
-    trainer = BudgetTrainer(cfg, load_split(data, "train"), load_split(data, "heldout"), newline_table(tok, vocab), vocab, special)
+    data = TokenCorpus.load(args.work / "corpus", TOKENIZER)
+    trainer = BudgetTrainer(cfg, data)
     n_params = trainer.model_cfg.num_parameters
     print(json.dumps({"parameters": n_params, "device": str(trainer.device), "train_minutes": round(train_minutes, 2),
                       "arm": args.arm}), flush=True)
     stats = trainer.fit()
     args.out.mkdir(parents=True, exist_ok=True)
     files = write_shards(trainer.final_state(), args.out, trainer.model_cfg.to_hf_dict(),
-                         hashlib.sha256(tok_text.encode()).hexdigest(),
+                         data.tokenizer_sha256,
                          extra={"arm": args.arm, "tokens": trainer.tokens, "ema": bool(trainer.ema)})
     records = [json.loads(line) for line in (Path(cfg.run_dir) / "log.jsonl").read_text().splitlines()]
     speeds = [r["tokens_per_s"] for r in records if "tokens_per_s" in r]

@@ -187,8 +187,8 @@ def manifest(report: OfflineReport, builder: str = "installed", **extra) -> dict
 
 def write_documents(out: Path, train: list[dict], held: list[dict], report: OfflineReport,
                     builder: str = "installed", **extra) -> None:
-    """train/heldout.jsonl.gz and manifest.json (the layout ``train prepare`` and ``train fit``
-    read), whichever builder made the documents."""
+    """train/heldout.jsonl.gz and manifest.json (the layout ``train prepare`` writes and
+    tokenizes), whichever builder made the documents."""
     out.mkdir(parents=True, exist_ok=True)
     for split, docs in (("train", train), ("heldout", held)):
         tmp = out / f"{split}.jsonl.gz.tmp"

@@ -15,7 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.train.config import ModelShape
+
+@dataclass
+class ModelShape:
+    """The transformer's shape (its vocabulary comes from the tokenizer). The defaults are the
+    embedded model's (engine/models/mercury-coder-tiny: 6.8 M parameters)."""
+
+    hidden_size: int = 256
+    num_layers: int = 6
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    intermediate_size: int = 768
+    max_position_embeddings: int = 1024
+    rope_theta: float = 10000.0
 
 
 @dataclass
@@ -51,6 +63,10 @@ DEFAULT_ARM = "ar_mdlm"
 GPU_EMA_DECAY = 0.999
 
 
+# The CPU run (`mercury-lsp train fit`): the embedded model's shape, windows and batch.
+CPU_SHAPE = ModelShape()
+CPU_SEQ_LEN, CPU_BATCH_SIZE = 320, 16
+
 # The shape of the one-call GPU run: ~29 M parameters, 59 MB of bf16 weights (4 shards).
 GPU_SHAPE = ModelShape(hidden_size=512, num_layers=8, num_heads=8, num_kv_heads=4, intermediate_size=1536,
                        max_position_embeddings=1024)
@@ -75,3 +91,4 @@ class RunConfig:
     eval_every_s: float = 30.0
     save_every_s: float = 60.0
     eval_batches: int = 4
+    init_from: str | None = None  # a run directory whose weights start this run (same shape)

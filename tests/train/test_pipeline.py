@@ -1,21 +1,24 @@
-"""The embedded model's pipeline on a toy corpus: corpus rules, tokenizer, training, resume, export."""
+"""The embedded model's pipeline on a toy corpus: corpus rules, tokenizer, and `train fit` (the
+budgeted trainer) with its resume, export and --init-from."""
 
 from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from engine import Engine
-from engine.train.config import ModelShape, TrainConfig
+from engine.train.budget import BudgetTrainer, TokenCorpus, load_run_config
 from engine.train.corpus import read_documents
 from engine.train.corpus_v2 import build_corpus
-from engine.train.examples import ExampleMaker
+from engine.train.recipe import ARMS, DEFAULT_ARM
 from engine.train.tokens import load_tokenizer, load_tokens, prepare_tokens
-from engine.train.trainer import Trainer, export_run, infill_share
+from mercury_lsp import cli
 
 SOLUTION = "    return sorted(set(numbers_list_with_duplicates_that_we_need))[::-1]\n"
 
@@ -75,96 +78,82 @@ def test_tokenizer_has_the_sampler_specials(corpus):
     assert stream.dtype == np.uint16 and stream.size > 1000
 
 
-def test_infill_examples_mask_only_the_span(corpus):
-    tok = load_tokenizer(corpus)
-    docs = [d["text"] for d in read_documents(corpus / "train.jsonl.gz")]
-    maker = ExampleMaker(tok, load_tokens(corpus, "train"), docs, 64, tok.token_to_id("<|mask|>"),
-                         tok.token_to_id("<|pad|>"), seed=0)
-    batch = maker.batch(8, infill_frac=1.0)
-    assert batch.masked.any(axis=1).all()
-    assert (batch.inputs[batch.masked] == tok.token_to_id("<|mask|>")).all()
-    assert (batch.weight[~batch.masked] == 0).all()
+TINY = ["--hidden-size", "32", "--layers", "1", "--heads", "2", "--kv-heads", "1", "--ffn", "64",
+        "--max-positions", "128", "--seq-len", "64", "--batch-size", "4", "--device", "cpu", "--log-every", "2"]
 
 
-def _maker(corpus: Path, **kw) -> ExampleMaker:
-    tok = load_tokenizer(corpus)
-    docs = [d["text"] for d in read_documents(corpus / "train.jsonl.gz")]
-    return ExampleMaker(tok, load_tokens(corpus, "train"), docs, 64, tok.token_to_id("<|mask|>"),
-                        tok.token_to_id("<|pad|>"), seed=0, **kw)
+def _fit(corpus: Path, run: Path, *extra: str) -> int:
+    return cli.main(["train", "fit", "--data", str(corpus), "--run", str(run), *TINY, *extra])
 
 
-def test_pad_weight_and_weight_floor_change_only_what_they_name(corpus):
-    pad = load_tokenizer(corpus).token_to_id("<|pad|>")
-    plain = _maker(corpus).batch(16, infill_frac=1.0, t=0.01)
-    tuned = _maker(corpus, pad_weight=0.25, weight_t_floor=0.05).batch(16, infill_frac=1.0, t=0.01)
-    assert (plain.masked == tuned.masked).all()  # same draws: only the weights differ
-    m = plain.masked
-    is_pad = (plain.tokens == pad) & m
-    content = m & ~is_pad
-    assert is_pad.any() and content.any()
-    # 1/t = 100 capped at 1/0.05 = 20 everywhere; padding targets then weighted 0.25 more.
-    np.testing.assert_allclose(tuned.weight[content], plain.weight[content] * 0.2, rtol=1e-5)
-    np.testing.assert_allclose(tuned.weight[is_pad], plain.weight[is_pad] * 0.2 * 0.25, rtol=1e-5)
+def _weights(run: Path) -> dict:
+    return torch.load(run / "state.pt", map_location="cpu", weights_only=False)
 
 
-def test_fixed_rate_batches_mask_about_that_share(corpus):
-    batch = _maker(corpus).batch(32, infill_frac=0.0, t=0.15)
-    assert abs(batch.masked.mean() - 0.15) < 0.03
-    full = _maker(corpus).batch(8, infill_frac=1.0, t=1.0)
-    span = full.masked.sum(1)
-    assert (span > 0).all() and (full.inputs[full.masked] == load_tokenizer(corpus).token_to_id("<|mask|>")).all()
+@pytest.fixture(scope="module")
+def fitted(corpus, tmp_path_factory) -> Path:
+    """`train fit` with the default recipe, uninterrupted: 3 000 tokens."""
+    run = tmp_path_factory.mktemp("fit") / "run"
+    assert _fit(corpus, run, "--total-tokens", "3000") == 0
+    return run
 
 
-def test_tail_rows_mask_from_a_cut_to_the_span_end(corpus):
-    mask = load_tokenizer(corpus).token_to_id("<|mask|>")
-    maker = _maker(corpus, tail_frac=1.0, weight_t_floor=0.05)
-    batch = maker.batch(16, infill_frac=1.0)
-    for row in range(16):
-        idx = np.flatnonzero(batch.masked[row])
-        assert idx.size and (np.diff(idx) == 1).all()  # one contiguous run ...
-        after = batch.key_mask[row].copy()
-        after[: idx[-1] + 1] = False
-        # ... that reaches the span's end: what follows is the visible suffix or filler, never a mask.
-        assert (batch.inputs[row][after] != mask).all()
-        # Each row's loss is the mean over its masked tokens (t = the masked share of the span),
-        # less when the share is under the weight floor: equal weights summing to at most 1.
-        w = batch.weight[row][idx]
-        assert np.allclose(w, w[0]) and 0 < w.sum() <= 1 + 1e-5
-    # Plain windows and fixed-rate probes never take the tail shape.
-    probe = maker.batch(8, infill_frac=1.0, t=0.5)
-    assert not all((np.diff(np.flatnonzero(r)) == 1).all() for r in probe.masked)
+def test_fit_trains_the_default_recipe_and_logs_a_learning_curve(fitted):
+    run = load_run_config(fitted)
+    assert run.recipe == ARMS[DEFAULT_ARM] and run.device == "cpu" and run.max_tokens == 3000
+    assert run.compile == "off"  # the CPU default (measured slower compiled: mercury_lsp/cli/train.py)
+    log = [json.loads(line) for line in (fitted / "log.jsonl").read_text().splitlines()]
+    losses = [r["loss"] for r in log if "loss" in r]
+    assert losses and all(np.isfinite(v) for v in losses)
+    assert any(r.get("causal") for r in log if "loss" in r)  # ar_mdlm: the autoregressive phase ran ...
+    assert not [r for r in log if "loss" in r][-1]["causal"]  # ... then masked diffusion
+    evals = [r for r in log if r.get("event") == "eval"]
+    assert len(evals) >= 2 and all(np.isfinite(r["heldout_span_ce"]) for r in evals)
+    assert _weights(fitted)["tokens"] >= 3000
 
 
-def test_infill_share_ramps_over_the_run():
-    cfg = TrainConfig(total_tokens=1000, infill_frac=0.5, infill_frac_start=0.1)
-    assert infill_share(cfg, 0) == pytest.approx(0.1)
-    assert infill_share(cfg, 500) == pytest.approx(0.3)
-    assert infill_share(cfg, 5000) == pytest.approx(0.5)
-    assert infill_share(TrainConfig(infill_frac=0.4), 123) == 0.4
+def test_an_interrupted_fit_resumes_to_the_same_weights(corpus, fitted, tmp_path):
+    run = tmp_path / "run"
+    # Interrupted after a checkpoint at 1 500 tokens, with the settings `train fit` saved ...
+    BudgetTrainer(replace(load_run_config(fitted), run_dir=str(run)), TokenCorpus.load(corpus)).fit(until_tokens=1500)
+    assert 1500 <= _weights(run)["tokens"] < 3000
+    # ... then run again: the saved settings win over the command line's (another arm here).
+    assert _fit(corpus, run, "--arm", "opt", "--total-tokens", "9999") == 0
+    log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert [r for r in log if r.get("event") == "resumed"]
+    done, ref = _weights(run), _weights(fitted)
+    assert (done["step"], done["tokens"]) == (ref["step"], ref["tokens"])
+    for name, value in ref["model"].items():
+        assert torch.allclose(done["model"][name], value, atol=1e-6), name
 
 
-def test_train_resume_and_export(corpus, tmp_path):
-    shape = ModelShape(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
-                       max_position_embeddings=128)
-    cfg = TrainConfig(data=str(corpus), run_dir=str(tmp_path / "run"), shape=shape, seq_len=64, batch_size=4,
-                      total_tokens=2_000, warmup_steps=2, log_every=2, eval_every=4, compile=False)
-    first = Trainer(cfg).fit()
-    assert first["tokens"] >= 2_000
-    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
-    assert log and all(np.isfinite(r["loss"]) for r in log) and any("heldout_loss" in r for r in log)
-    evals = [r for r in log if "heldout_loss" in r]
-    assert all(np.isfinite(r["heldout_context_ce"]) and np.isfinite(r["heldout_middle_ce"]) for r in evals)
-    more = Trainer(TrainConfig(**{**cfg.__dict__, "total_tokens": 3_000})).fit()  # resumes
-    assert more["step"] > first["step"] and more["tokens"] >= 3_000
-    # A new run continues this one under other settings: weights, optimiser and tokens carry over.
-    fork = Trainer(TrainConfig(**{**cfg.__dict__, "run_dir": str(tmp_path / "fork"), "tail_frac": 0.5,
-                                  "total_tokens": 3_500, "init_from": str(tmp_path / "run")}))
-    assert (fork.step, fork.tokens) == (more["step"], more["tokens"])
-    assert json.loads((tmp_path / "fork" / "train_config.json").read_text())["tail_frac"] == 0.5
-    assert fork.fit()["tokens"] >= 3_500
-    out = export_run(tmp_path / "run", corpus, tmp_path / "model", "# card\n")
-    engine = Engine.load(out, dtype="float32")
-    assert engine.config.context_tokens == int(64 * 1.2)
-    assert (out / "MODEL_CARD.md").read_text() == "# card\n"
-    result = engine.infill("def f(x):\n    return ", "\n", 4)
-    assert result.steps >= 1
+def test_export_writes_a_loadable_model(corpus, fitted, tmp_path):
+    (tmp_path / "card.md").write_text("# card\n")
+    assert cli.main(["train", "export", "--data", str(corpus), "--run", str(fitted), "--out", str(tmp_path / "model"),
+                     "--model-card", str(tmp_path / "card.md")]) == 0
+    engine = Engine.load(tmp_path / "model", dtype="float32")
+    assert engine.config.context_tokens == int(64 * 1.2) and engine.config.logits_shift  # ar_mdlm's layout
+    assert (tmp_path / "model" / "MODEL_CARD.md").read_text() == "# card\n"
+    assert engine.infill("def f(x):\n    return ", "\n", 4).steps >= 1
+
+
+def test_init_from_continues_the_weights_under_new_settings_and_exports_the_ema(corpus, fitted, tmp_path, capsys):
+    fork = tmp_path / "fork"
+    # Another objective lays out the logits differently: refused, one line.
+    assert _fit(corpus, fork, "--init-from", str(fitted), "--arm", "mdlm", "--total-tokens", "1000") == 2
+    assert "shifted" in capsys.readouterr().err
+    assert _fit(corpus, tmp_path / "fork2", "--init-from", str(fitted), "--ema-decay", "0.9", "--tail-frac", "1",
+                "--layers", "3", "--total-tokens", "1000") == 0
+    fork = tmp_path / "fork2"
+    run = load_run_config(fork)
+    assert run.shape == load_run_config(fitted).shape  # the source's shape, not --layers 3
+    assert (run.recipe.ema_decay, run.recipe.tail_frac, run.init_from) == (0.9, 1.0, str(fitted))
+    log = [json.loads(line) for line in (fork / "log.jsonl").read_text().splitlines()]
+    assert [r for r in log if r.get("event") == "init_from"]
+    state = _weights(fork)
+    assert state["ema"] is not None and 1000 <= state["tokens"] < 3000  # its own budget
+    assert cli.main(["train", "export", "--data", str(corpus), "--run", str(fork), "--out", str(tmp_path / "m")]) == 0
+    engine = Engine.load(tmp_path / "m", dtype="float32", quantize="none")
+    shipped = dict(zip([n for n, _ in engine.model.named_parameters()], state["ema"], strict=True))
+    assert torch.allclose(engine.model.embed_tokens.weight, shipped["embed_tokens.weight"])
+    assert not torch.allclose(engine.model.embed_tokens.weight, state["model"]["embed_tokens.weight"])
