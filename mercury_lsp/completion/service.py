@@ -152,6 +152,8 @@ class CompletionService:
             doc.adopt_tree(result.tree, result.seq)
         if result.guard_dropped:
             c.guard_dropped += 1
+        if result.guard_prefix:
+            c.guard_prefix += 1
         if settings.debug_log_user_code:  # the only place suggestions are logged
             log.info("%s v%d %s: %r (raw %r)", uri, snap.version, result.kind, result.text,
                      result.outcome.text if result.outcome else "")
