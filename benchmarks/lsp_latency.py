@@ -10,7 +10,7 @@ jumps. Every key sends a ``didChange``; as an editor does, an ``inlineCompletion
 out once the keyboard has been idle ``--debounce-ms``, and a pending one is cancelled by the
 next key. The same trace runs once per arm (a fresh daemon with that arm's settings):
 ``before`` switches the new features off (typeahead, the incremental context cache,
-prefetch, the daemon's thread share),
+prefetch, the daemon's thread share, the syntax guard's prefix fallback),
 ``typeahead`` switches the context cache and prefetch off, ``after`` is the shipped defaults
 (one torch thread per two cores, leaving the editor the rest), ``after_all_threads`` the same
 with one torch thread per core, ``after_no_prefetch`` the same with speculative prefetch off and
@@ -18,9 +18,10 @@ with one torch thread per core, ``after_no_prefetch`` the same with speculative 
 "drop"``: a suggestion whose first line adds parse errors is dropped, not cut to its longest
 valid prefix).
 
-Each arm types ``--seconds`` (default 160 s) over three files: about 80 pause points, where a 40 s
-trace has 15 (the share's binomial standard error about 5 points instead of 12: one miss more or
-less moved a 40 s run's figure by 7 points). Reported per arm:
+Each arm types up to ``--seconds`` (default 160 s; the three files' regions run out after about
+110 s) over three files: 81 pause points, where a 40 s trace has 15 (the share's binomial
+standard error about 5 points instead of 12: one miss more or less moved a 40 s run's figure by
+7 points). Reported per arm:
 
 * p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
 * the share of word-pause points showing a suggestion within ``FAST_MS``;
@@ -28,8 +29,8 @@ less moved a 40 s run's figure by 7 points). Reported per arm:
   were answered with the rest of it;
 * stale (an answer that does not fit the document it was asked for) and unanswered (no
   response at all), both must be 0; the daemon's CPU time and peak RSS (``VmHWM``);
-* the syntax guard's work (the daemon's counters): answers it left empty, and answers it cut to
-  a prefix of their first line.
+* the syntax guard's work (the daemon's counters, requests and prefetches): completions it left
+  empty, and completions it cut to a prefix of their first line.
 
 Prints a table, writes benchmarks/results/lsp_latency.json and ends with one JSON line.
 """
@@ -58,8 +59,9 @@ TRACE_SECONDS = 160.0  # typing per arm: ~80 pause points (a 40 s trace has 15; 
 CANCELLED = -32800
 ARMS = {
     # Typeahead off (the suggestion cache answers only exact repeats), no context reuse, no
-    # prefetch, torch's thread count (one per core).
-    "before": {"typeahead": False, "contextCache": False, "prefetch": False, "threads": os.cpu_count() or 1},
+    # prefetch, torch's thread count (one per core), the syntax guard without its prefix fallback.
+    "before": {"typeahead": False, "contextCache": False, "prefetch": False, "threads": os.cpu_count() or 1,
+               "syntaxGuard": "drop"},
     "typeahead": {"contextCache": False, "prefetch": False},  # typeahead alone (and the thread default)
     "after": {},  # shipped defaults (one torch thread per two cores: mercury_lsp.config.daemon_threads)
     "after_all_threads": {"threads": os.cpu_count() or 1},  # shipped defaults but one thread per core

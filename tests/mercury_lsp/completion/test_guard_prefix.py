@@ -89,3 +89,32 @@ def test_prefix_tries_are_bounded(monkeypatch):
     prefixes = [c for c in calls if c != raw]
     assert prefixes == word_prefixes(raw)[:PREFIX_MAX_TRIES]
     assert r.text == "" and r.guard_dropped
+
+
+def test_requests_and_prefetches_count_the_guards_work():
+    import asyncio
+
+    from mercury_lsp.completion import CompletionService
+    from mercury_lsp.documents import PositionEncoding
+
+    class Engine:
+        ready = True
+
+        def __init__(self, text):
+            self.session = FakeSession(text)
+
+        async def run(self, job, token):
+            return job(self.session)
+
+    store = DocumentStore(grammar_for)
+    text = "def f(args):\n    return\n"
+    store.open("file:///t.py", "python", 1, text)
+    cursor = text.index("return") + len("return")
+    config = Settings(prefetch=True)
+    service = CompletionService(Engine(" func(args"), store, GRAMMARS, lambda: config)
+    asyncio.run(service.prefetch("file:///t.py", cursor))
+    assert service.counters.guard_prefix == 1
+    service.engine = Engine("(func,")
+    service.cache.clear()
+    s = asyncio.run(service.suggest("file:///t.py", 1, 10, PositionEncoding.UTF16))
+    assert s is None and service.counters.guard_dropped == 1 and service.counters.guard_prefix == 1
