@@ -1,6 +1,7 @@
 """LSP latency under real typing: an outside client replays typing traces through the daemon.
 
-    nice -n 10 python -m benchmarks.lsp_latency --seconds 40          # before/after, one run
+    nice -n 10 python -m benchmarks.lsp_latency                       # before/after, one run
+    nice -n 10 python -m benchmarks.lsp_latency --arms after_no_fallback,after
     python -m benchmarks.lsp_latency --model tiny --seconds 10 --arms after
 
 The traces (``benchmarks/typing_trace``) type back regions of held-out standard-library files
@@ -9,17 +10,27 @@ jumps. Every key sends a ``didChange``; as an editor does, an ``inlineCompletion
 out once the keyboard has been idle ``--debounce-ms``, and a pending one is cancelled by the
 next key. The same trace runs once per arm (a fresh daemon with that arm's settings):
 ``before`` switches the new features off (typeahead, the incremental context cache,
-prefetch, the daemon's thread share),
+prefetch, the daemon's thread share, the syntax guard's prefix fallback),
 ``typeahead`` switches the context cache and prefetch off, ``after`` is the shipped defaults
 (one torch thread per two cores, leaving the editor the rest), ``after_all_threads`` the same
-with one torch thread per core and ``after_no_prefetch`` the same with speculative prefetch off. Reported per arm:
+with one torch thread per core, ``after_no_prefetch`` the same with speculative prefetch off and
+``after_no_fallback`` the same with the syntax guard's prefix fallback off (``syntaxGuard:
+"drop"``: a suggestion whose first line adds parse errors is dropped, not cut to its longest
+valid prefix).
+
+Each arm types up to ``--seconds`` (default 160 s; the three files' regions run out after about
+110 s) over three files: 81 pause points, where a 40 s trace has 15 (the share's binomial
+standard error about 5 points instead of 12: one miss more or less moved a 40 s run's figure by
+7 points). Reported per arm:
 
 * p50/p95 latency of shown suggestions (non-empty, fitting the document, document unchanged);
 * the share of word-pause points showing a suggestion within ``FAST_MS``;
 * typeahead: requests made while the user was typing into the shown suggestion, and how many
   were answered with the rest of it;
 * stale (an answer that does not fit the document it was asked for) and unanswered (no
-  response at all), both must be 0; the daemon's CPU time and peak RSS (``VmHWM``).
+  response at all), both must be 0; the daemon's CPU time and peak RSS (``VmHWM``);
+* the syntax guard's work (the daemon's counters, requests and prefetches): completions it left
+  empty, and completions it cut to a prefix of their first line.
 
 Prints a table, writes benchmarks/results/lsp_latency.json and ends with one JSON line.
 """
@@ -44,15 +55,18 @@ FAST_MS = 100.0  # a suggestion within this reads as instant at a pause
 EDITOR_DEBOUNCE_MS = 60  # an editor's inline-suggest debounce (VS Code waits ~50-75 ms)
 ANSWER_WAIT_S = 30.0  # after the trace, a request still without a response is "unanswered"
 TRACE_FILES = 3  # held-out files per run (each gets seconds / TRACE_FILES of typing)
+TRACE_SECONDS = 160.0  # typing per arm: ~80 pause points (a 40 s trace has 15; see the docstring)
 CANCELLED = -32800
 ARMS = {
     # Typeahead off (the suggestion cache answers only exact repeats), no context reuse, no
-    # prefetch, torch's thread count (one per core).
-    "before": {"typeahead": False, "contextCache": False, "prefetch": False, "threads": os.cpu_count() or 1},
+    # prefetch, torch's thread count (one per core), the syntax guard without its prefix fallback.
+    "before": {"typeahead": False, "contextCache": False, "prefetch": False, "threads": os.cpu_count() or 1,
+               "syntaxGuard": "drop"},
     "typeahead": {"contextCache": False, "prefetch": False},  # typeahead alone (and the thread default)
     "after": {},  # shipped defaults (one torch thread per two cores: mercury_lsp.config.daemon_threads)
     "after_all_threads": {"threads": os.cpu_count() or 1},  # shipped defaults but one thread per core
     "after_no_prefetch": {"prefetch": False},  # shipped defaults without speculative prefetch
+    "after_no_fallback": {"syntaxGuard": "drop"},  # shipped defaults without the guard's prefix fallback
 }
 
 
@@ -205,6 +219,7 @@ async def finish_arm(name: str, c: WireClient, r: Replay, cpu0: float | None) ->
         "pause_fast_share": round(n["pause_fast"] / n["pause_requests"], 3) if n["pause_requests"] else None,
         "typeahead_hit_rate": round(n["typeahead_hits"] / n["typeahead_chances"], 3) if n["typeahead_chances"] else None,
         "server_cache_hits": counters.get("cacheHits"), "prefetch_used": counters.get("prefetchUsed"),
+        "guard_dropped": counters.get("guardDropped"), "guard_prefix": counters.get("guardPrefix"),
         "engine_ms_p50": round(server["engineMsP50"], 1) if server.get("engineMsP50") else None,
         "daemon_cpu_s": round(cpu1 - cpu0, 2) if cpu0 is not None and cpu1 is not None else None,
         "peak_rss_mb": round(hwm, 1) if hwm is not None else None,
@@ -228,7 +243,8 @@ ROWS = (("requests (debounced)", "requests"), ("suggestions shown", "shown"), ("
         ("typeahead hit rate", "typeahead_hit_rate"), ("stale (must be 0)", "stale"),
         ("unanswered (must be 0)", "unanswered"), ("late (after next key)", "late"), ("cancelled", "cancelled"),
         ("empty", "empty"), ("errors", "errors"), ("server cache hits", "server_cache_hits"),
-        ("prefetch answers", "prefetch_used"),
+        ("prefetch answers", "prefetch_used"), ("guard: left empty", "guard_dropped"),
+        ("guard: cut to a prefix", "guard_prefix"),
         ("engine p50 (ms)", "engine_ms_p50"), ("daemon CPU (s)", "daemon_cpu_s"), ("peak RSS (MiB)", "peak_rss_mb"))
 
 
@@ -236,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default=None, help="'tiny' (random weights), a checkpoint directory (default: embedded)")
     p.add_argument("--files", nargs="*", default=None, help="source files to type (default: held-out stdlib files)")
-    p.add_argument("--seconds", type=float, default=40.0, help="typing time per arm")
+    p.add_argument("--seconds", type=float, default=TRACE_SECONDS, help="typing time per arm")
     p.add_argument("--rate", type=float, default=8.0, help="keystrokes per second while typing a word")
     p.add_argument("--debounce-ms", type=float, default=EDITOR_DEBOUNCE_MS, help="the editor's debounce")
     p.add_argument("--seed", type=int, default=17)

@@ -27,7 +27,9 @@ CLIENT_ONLY_KEYS = frozenset({"serverPath", "serverArgs", "enable", "languages",
 
 Sampler = Literal["auto", "reference", "fast"]  # "auto": the engine's default (the fast sampler)
 LogLevel = Literal["error", "warning", "info", "debug"]
-SyntaxGuard = Literal["drop", "off"]
+# "prefix": a candidate that adds parse errors is cut to its last valid line, else to the longest
+# valid prefix of its first line (at a word boundary); "drop": whole lines only, else dropped.
+SyntaxGuard = Literal["prefix", "drop", "off"]
 CompletionFallback = Literal["auto", "always", "never"]
 
 PositiveTokens = Annotated[int, Meta(ge=1, le=4096)]
@@ -142,7 +144,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     debounce_ms: Annotated[int, Meta(ge=0, le=5000)] = 0
     enabled_languages: list[str] = msgspec.field(default_factory=lambda: ["*"])
     disabled_languages: list[str] = msgspec.field(default_factory=list)
-    syntax_guard: SyntaxGuard = "drop"
+    syntax_guard: SyntaxGuard = "prefix"
     completion_fallback: CompletionFallback = "auto"
     # "Accept the confident part" stops before the first token the model gave less than this
     # probability (0.5: the model preferred that token over all others together).

@@ -118,7 +118,8 @@ class Counters(msgspec.Struct, rename="camel", kw_only=True):
     stale: int = 0  # finished after the document moved on: dropped
     timeouts: int = 0
     errors: int = 0
-    guard_dropped: int = 0
+    guard_dropped: int = 0  # completions (requests and prefetches) the syntax guard left empty
+    guard_prefix: int = 0  # completions it cut to a prefix of their first line (``syntaxGuard: "prefix"``)
     prefetches: int = 0  # speculative runs started after a didChange (setting ``prefetch``)
     prefetch_used: int = 0  # requests answered by the speculative run made for them
     accepted: int = 0  # suggestions the user accepted (the client ran mercury.accepted)

@@ -150,8 +150,7 @@ class CompletionService:
         self.latencies.append((time.perf_counter() - t0) * 1000)
         if result.tree is not None and self.docs.get(uri) is doc:
             doc.adopt_tree(result.tree, result.seq)
-        if result.guard_dropped:
-            c.guard_dropped += 1
+        self._count_guard(result)
         if settings.debug_log_user_code:  # the only place suggestions are logged
             log.info("%s v%d %s: %r (raw %r)", uri, snap.version, result.kind, result.text,
                      result.outcome.text if result.outcome else "")
@@ -193,6 +192,7 @@ class CompletionService:
             result: PipelineResult = await self.engine.run(job, slot.token)
             if result.tree is not None and self.docs.get(uri) is doc:
                 doc.adopt_tree(result.tree, result.seq)
+            self._count_guard(result)
             if result.text:
                 self.cache.put(uri, snap.text, cursor, result.replace_end, result.text, result.kind)
         except (EngineCancelled, EngineError):
@@ -201,6 +201,12 @@ class CompletionService:
             slot.done.set()
             if self._slots.get(uri) is slot:
                 del self._slots[uri]
+
+    def _count_guard(self, result: PipelineResult) -> None:
+        """The syntax guard's work, for requests and prefetches alike (a prefetch's answer is the
+        request's)."""
+        self.counters.guard_dropped += result.guard_dropped
+        self.counters.guard_prefix += result.guard_prefix
 
     def latency_percentiles(self) -> tuple[float | None, float | None]:
         if not self.latencies:
