@@ -4,7 +4,9 @@ has): the names a document defines, its parameters, calls, references and import
 Each query file captures ``@definition``, ``@parameter``, ``@call``, ``@reference`` and
 ``@import``; ``captures`` runs the document's query once and groups the nodes by capture. The
 compiled queries are cached per grammar (compiling is the costly part); a grammar without a
-query file gets empty groups. The captures of the last few texts, and the parses of the texts
+query file gets empty groups. A query file whose first line after its title is
+``; inherits: OTHER`` starts with OTHER's patterns (as Neovim's query files do): TSX is
+TypeScript's, C++ adds to C's. The captures of the last few texts, and the parses of the texts
 before an edit (``parsed_before``), are kept: the steps of one request share them.
 """
 
@@ -53,9 +55,23 @@ def parsed_before(grammars: Grammars, doc: DocState, text: str) -> ParsedDoc | N
     return _remember(_parsed, key, ParsedDoc(past, parser.parse(b.data), b))
 
 
+INHERITS = "; inherits:"
+
+
 def query_source(grammar: str) -> str | None:
     path = QUERY_DIR / f"{grammar}.scm"
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+    if not path.is_file():
+        return None
+    source = path.read_text(encoding="utf-8")
+    for line in source.splitlines():
+        if line.startswith(INHERITS):
+            base = query_source(line[len(INHERITS):].strip())
+            if base is None:
+                raise FileNotFoundError(f"{path.name}: {line}: no such query file")
+            return base + "\n" + source
+        if not line.startswith(";"):
+            break
+    return source
 
 
 def _query(grammars: Grammars, grammar: str):

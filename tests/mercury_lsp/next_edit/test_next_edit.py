@@ -377,6 +377,22 @@ def test_every_grammar_has_a_query_file_that_compiles_and_finds_each_kind_of_sym
         assert "f" in names["definition"] and "a" in names["parameter"] and "g" in names["call"], (grammar, names)
 
 
+def test_a_query_file_inherits_another_languages_patterns(tmp_path, monkeypatch):
+    from mercury_lsp.next_edit import symbols
+    from mercury_lsp.next_edit.tree import parse_all
+
+    assert symbols.query_source("tsx").startswith(symbols.query_source("typescript"))
+    src = "#include <vector>\nusing std::vector;\nclass Box { };\nint f(int a) { return g(a); }\n"
+    parsed, = parse_all([DocState("file:///a.cpp", src, "cpp", 1)], G)
+    names = {k: [parsed.b.node_text(n) for n in v] for k, v in symbols.captures(G, parsed).items()}
+    assert {"Box", "f"} <= set(names["definition"])  # C++'s own pattern and C's
+    assert len(names["import"]) == 2  # the include (C's) and the using declaration (C++'s)
+    (tmp_path / "x.scm").write_text("; X\n; inherits: nothing_here\n(identifier) @reference\n")
+    monkeypatch.setattr(symbols, "QUERY_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match="x.scm: ; inherits: nothing_here"):
+        symbols.query_source("x")
+
+
 def test_an_import_whose_last_use_the_edit_rewrote_goes_and_a_missing_one_is_copied():
     src = "package p\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc f() string {\n\treturn fmt.Sprint(os.Args)\n}\n"
     after = src.replace("fmt.Sprint(os.Args)", "os.Args[0]")
