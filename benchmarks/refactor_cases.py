@@ -9,7 +9,8 @@ every location that must follow:
   module and in the modules that ``from ... import`` it, the imported names themselves (and an
   ``as`` alias of the same name); uses inside functions that bind the name themselves (a
   parameter or an assignment) are not it. And in the docstrings and comments of the package
-  (``tokenize``), every mention written as a reference: ``click.name``, ``:func:`name```.
+  (``tokenize``), every mention written as a reference: ``click.name``, ``:func:`name```, a call
+  ``name(`` (an example in a docstring) and the name on a doctest line (``>>> name``).
 * ``add_parameter`` — a required parameter appended to a function, and one call in its module
   updated by the first edit (the example); every other call ``f(a)`` in every module must pass
   the same argument.
@@ -120,7 +121,8 @@ def _imports(text: str, name: str) -> bool:
 
 def _prose_mentions(text: str, name: str, package: str) -> list[int]:
     """Offsets of ``name`` in a module's strings and comments written as a reference to the
-    function: ``package.name`` or a Sphinx role ``:func:`name```, ``:meth:`name```."""
+    function: ``package.name``, a Sphinx role ``:func:`name```, ``:meth:`name```, a call
+    ``name(`` (not ``obj.name(``) or the name on a doctest line (``>>>`` or ``...`` first)."""
     out = []
     starts = [0]
     for ln in text.splitlines(keepends=True):
@@ -137,7 +139,10 @@ def _prose_mentions(text: str, name: str, package: str) -> list[int]:
             before = tok.string[max(0, k - len(package) - 1):k]
             role = tok.string[:k].endswith(("`", "`~")) and tok.string[:k].rstrip("`~").endswith(":") \
                 and tok.string[end:end + 1] == "`"
-            if whole and (before == package + "." or role):
+            call = tok.string[end:end + 1] == "(" and tok.string[k - 1:k] != "."
+            line = tok.string[tok.string.rfind("\n", 0, k) + 1:k].lstrip(" \t")
+            doctest = line.startswith((">>> ", "... ")) and tok.string[k - 1:k] != "."
+            if whole and (before == package + "." or role or call or doctest):
                 out.append(base + k)
             k = tok.string.find(name, end)
     return out

@@ -7,7 +7,9 @@ next-edit ties to the binding:
   and in a function that imports the symbol itself (against a circular import), its uses there;
 * references in docstrings and comments: qualified names (``click.echo``) anywhere; Sphinx
   roles (``:func:`echo```) and literals (````echo()````) in the symbol's own package or in a
-  module that imports it;
+  module that imports it; there too, with a lower confidence, call-shaped mentions in Python
+  strings and comments (``assert echo() is ctx`` in an example) and the name on a doctest line
+  (``>>> echo``);
 * documentation files (.rst, .md, .txt): qualified names, and roles, literals and autodoc
   directives under a ``.. currentmodule::`` / ``.. module::`` that reaches the symbol;
 * a renamed parameter: its ``:param:`` / ``:type:`` fields and literals in the function's own
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mercury_lsp.next_edit import identifier_change
+from mercury_lsp.next_edit.candidates import line_renames
 from mercury_lsp.next_edit.pipeline import SYNTAX_CONFIDENCE
 from mercury_lsp.next_edit.query import Prediction
 
@@ -36,6 +39,10 @@ MODULE_DIRECTIVE = re.compile(r"^\s*\.\.\s+(?:py:)?(?:currentmodule|module|autom
 # Confidence of these edits: the syntax ties them to the renamed binding, the model does not check
 # them; they rank as next-edit's syntax-determined renames.
 MENTION_CONFIDENCE = SYNTAX_CONFIDENCE["rename"]
+# Call-shaped mentions and doctest lines in prose (``get_current_context()`` in an example, not
+# in backticks): the name's shape, not a role or a literal, says it is the symbol, so they rank
+# below, with the edits the syntax guesses (next-edit's signature calls). Not measured.
+LOOSE_MENTION_CONFIDENCE = SYNTAX_CONFIDENCE["signature"]
 
 
 @dataclass(frozen=True)
@@ -101,18 +108,24 @@ def _absolute(n: ast.ImportFrom, package: str, is_package: bool) -> str:
 
 
 def renamed_symbol(before: str, after: str, path: Path) -> Renamed | None:
-    """The module-level function/class or the parameter the edit renamed, with its dotted names."""
+    """The module-level function/class or the parameter the edit renamed, with its dotted names.
+    One identifier changed, or (a function and its ``@overload`` stubs renamed together) the
+    lines read as renames (next-edit's ``line_renames``) with one of them a definition."""
     change = identifier_change(before, after)
     module = module_name(path)
-    tree = _parse(after) if change is not None and module is not None else None
-    if tree is None or change is None or module is None:
+    tree = _parse(after) if module is not None else None
+    if tree is None or module is None:
         return None
-    at, old, new = change
-    line = after.count("\n", 0, at) + 1
+    changes = [change] if change is not None else line_renames(before, after)[0]
+    if not changes:
+        return None
+    starts = {after.count("\n", 0, at) + 1: (old, new) for at, old, new in changes}
+    at, old, new = changes[0]
     lines = _Lines(after)
     parts = module.split(".")
     for n in tree.body:
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == new and n.lineno == line:
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and starts.get(n.lineno, ("", ""))[1] == n.name:
+            old, new = starts[n.lineno]
             qualified, source, d = {f"{module}.{old}"}, module, path.parent
             for k in range(len(parts) - 1, 0, -1):  # the packages above that re-export it
                 if not _reexports(d / "__init__.py", source, old):
@@ -120,6 +133,8 @@ def renamed_symbol(before: str, after: str, path: Path) -> Renamed | None:
                 source, d = ".".join(parts[:k]), d.parent
                 qualified.add(f"{source}.{old}")
             return Renamed(old, new, None, frozenset(qualified), parts[0], path)
+    if change is None:  # a parameter: one identifier changed
+        return None
     for n in ast.walk(tree):
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
             a = n.args
@@ -181,6 +196,22 @@ def _code_sites(tree: ast.Module, lines: _Lines, r: Renamed, module: str) -> Ite
                     yield lines.at(n.end_lineno, n.end_col_offset or 0) - len(r.old)
 
 
+DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.)[ \t].*$", re.M)
+
+
+def _loose_sites(text: str, r: Renamed) -> Iterable[int]:
+    """Offsets of ``r.old`` in a Python string or comment shaped as code, not as a word: called
+    (``old(``) or on a doctest line. Not after a dot (another object's member)."""
+    word = re.compile(rf"(?<![\w.]){re.escape(r.old)}(?!\w)")
+    for m in word.finditer(text):
+        if text.startswith("(", m.end()):
+            yield m.start()
+    for line in DOCTEST_LINE.finditer(text):
+        for m in word.finditer(text, line.start(), line.end()):
+            if not text.startswith("(", m.end()):
+                yield m.start()
+
+
 def _text_sites(text: str, r: Renamed, unqualified: bool) -> Iterable[int]:
     """Offsets of ``r.old`` in prose (a docstring, a comment, a doc file) that name the symbol."""
     word = re.escape(r.old)
@@ -209,27 +240,31 @@ def _param_sites(tree: ast.Module, text: str, lines: _Lines, r: Renamed) -> Iter
                     yield start + m.start(1)
 
 
-def python_mentions(text: str, path: Path, r: Renamed) -> list[int]:
-    """Offsets in a Python file where ``r.old`` must become ``r.new`` (module docstring)."""
+def python_mentions(text: str, path: Path, r: Renamed) -> tuple[list[int], list[int]]:
+    """Offsets in a Python file where ``r.old`` must become ``r.new`` (module docstring): the
+    sure ones, and the call-shaped mentions in prose (``_loose_sites``)."""
     tree = _parse(text)
     module = module_name(path) or path.stem
     if tree is None:
-        return []
+        return [], []
     lines = _Lines(text)
     if r.parameter_of is not None:
-        return list(_param_sites(tree, text, lines, r)) if path.resolve() == r.home.resolve() else []
+        return (list(_param_sites(tree, text, lines, r)) if path.resolve() == r.home.resolve() else []), []
     out = list(_code_sites(tree, lines, r, module))
     unqualified = module.split(".")[0] == r.package or any(
         isinstance(n, ast.ImportFrom) and any(a.name == r.old for a in n.names) for n in ast.walk(tree))
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
-        return out
+        return out, []
+    loose: list[int] = []
     for t in tokens:
         if t.type in (tokenize.STRING, tokenize.COMMENT):
             at = lines.starts[t.start[0] - 1] + t.start[1]  # tokenize counts characters
             out.extend(at + k for k in _text_sites(t.string, r, unqualified))
-    return out
+            if unqualified:
+                loose.extend(at + k for k in _loose_sites(t.string, r))
+    return out, [s for s in loose if s not in out]
 
 
 def doc_mentions(text: str, r: Renamed) -> list[int]:
@@ -240,9 +275,13 @@ def doc_mentions(text: str, r: Renamed) -> list[int]:
 
 
 def mention_edits(uri: str, text: str, path: Path, r: Renamed) -> list[Prediction]:
-    found = python_mentions(text, path, r) if path.suffix in (".py", ".pyi") else doc_mentions(text, r)
+    found, loose = python_mentions(text, path, r) if path.suffix in (".py", ".pyi") else (doc_mentions(text, r), [])
     what = f"parameter '{r.old}' of {r.parameter_of}()" if r.parameter_of else f"'{sorted(r.qualified)[0]}'"
-    return [Prediction(uri, s, s + len(r.old), r.new, MENTION_CONFIDENCE,
-                       f"{what} was renamed to '{r.new}' (a mention in {'docs' if path.suffix in DOC_SUFFIXES else 'code'})",
-                       "rename", "syntax", r.old)
+    where = "docs" if path.suffix in DOC_SUFFIXES else "code"
+    sure = [Prediction(uri, s, s + len(r.old), r.new, MENTION_CONFIDENCE,
+                       f"{what} was renamed to '{r.new}' (a mention in {where})", "rename", "syntax", r.old)
             for s in sorted(set(found)) if text.startswith(r.old, s)]
+    return sure + [Prediction(uri, s, s + len(r.old), r.new, LOOSE_MENTION_CONFIDENCE,
+                              f"{what} was renamed to '{r.new}' (a call-shaped mention in a docstring or comment)",
+                              "rename", "syntax", r.old)
+                   for s in sorted(set(loose)) if text.startswith(r.old, s)]
