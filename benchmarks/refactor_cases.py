@@ -122,14 +122,19 @@ def _imports(text: str, name: str) -> bool:
 def _prose_mentions(text: str, name: str, package: str) -> list[int]:
     """Offsets of ``name`` in a module's strings and comments written as a reference to the
     function: ``package.name``, a Sphinx role ``:func:`name```, ``:meth:`name```, a call
-    ``name(`` (not ``obj.name(``) or the name on a doctest line (``>>>`` or ``...`` first)."""
+    ``name(`` (not ``obj.name(``) or the name on a doctest line (``>>>`` or ``...`` first), these
+    two in comments and docstrings (a string that is a statement alone) only."""
     out = []
     starts = [0]
     for ln in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(ln))
+    notes = {(n.lineno, n.col_offset) for n in ast.walk(ast.parse(text))
+             if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
         if tok.type not in (tokenize.STRING, tokenize.COMMENT):
             continue
+        line_text = text.splitlines(keepends=True)[tok.start[0] - 1]
+        note = tok.type == tokenize.COMMENT or (tok.start[0], len(line_text[:tok.start[1]].encode("utf-8"))) in notes
         base = starts[tok.start[0] - 1] + tok.start[1]
         k = tok.string.find(name)
         while k >= 0:
@@ -142,7 +147,7 @@ def _prose_mentions(text: str, name: str, package: str) -> list[int]:
             call = tok.string[end:end + 1] == "(" and tok.string[k - 1:k] != "."
             line = tok.string[tok.string.rfind("\n", 0, k) + 1:k].lstrip(" \t")
             doctest = line.startswith((">>> ", "... ")) and tok.string[k - 1:k] != "."
-            if whole and (before == package + "." or role or call or doctest):
+            if whole and (before == package + "." or role or (note and (call or doctest))):
                 out.append(base + k)
             k = tok.string.find(name, end)
     return out

@@ -258,11 +258,16 @@ def python_mentions(text: str, path: Path, r: Renamed) -> tuple[list[int], list[
     except (tokenize.TokenError, SyntaxError):
         return out, []
     loose: list[int] = []
+    # statements that are a string alone (docstrings, and the strings written as notes): the
+    # loose shapes are read there and in comments, not in the strings the code uses
+    notes = {(n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, ast.Expr)
+             and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
     for t in tokens:
         if t.type in (tokenize.STRING, tokenize.COMMENT):
             at = lines.starts[t.start[0] - 1] + t.start[1]  # tokenize counts characters
             out.extend(at + k for k in _text_sites(t.string, r, unqualified))
-            if unqualified:
+            col = len(lines.lines[t.start[0] - 1][:t.start[1]].encode("utf-8"))  # ast counts bytes
+            if unqualified and (t.type == tokenize.COMMENT or (t.start[0], col) in notes):
                 loose.extend(at + k for k in _loose_sites(t.string, r))
     return out, [s for s in loose if s not in out]
 

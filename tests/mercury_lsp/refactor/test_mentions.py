@@ -43,7 +43,7 @@ CORE = '''class Context:
         Call get_current_context when you need it; the word stays.
         """
         # another object's member: self.get_current_context() is not it
-        return self
+        return self, "get_current_context() failed"  # a string the code uses: its text stays
 '''
 
 
@@ -86,6 +86,7 @@ def test_roles_calls_and_doctest_lines_follow_plain_words_stay(tmp_path):
     for e in sorted(edits, key=lambda e: -e.start):
         after = after[:e.start] + e.new_text + after[e.end:]
     assert "Call get_current_context when you need it" in after  # a plain word
+    assert '"get_current_context() failed"' in after
     assert "ctx.get_current_context()" in after and "self.get_current_context()" in after  # other objects'
 
 
