@@ -28,7 +28,7 @@ from mercury_lsp.next_edit.query import Candidate, NextEditQuery
 from mercury_lsp.next_edit.rules import TOKEN
 from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, fresh_name, scope_of
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
-from mercury_lsp.next_edit.tree import ParsedDoc, parse_all
+from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited, parse_all
 from mercury_lsp.syntax import Grammars
 
 MAX_CHANGED_LINES = 200  # a changed region longer than this is a rewrite, not read line by line
@@ -169,7 +169,7 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidat
 def find_candidates(query: NextEditQuery, grammars: Grammars) -> tuple[list[Candidate], list[ParsedDoc]]:
     parsed = parse_all(query.docs, grammars)
     by_uri = {p.doc.uri: p for p in parsed}
-    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    edited = newest_edited(parsed)
     edited = edited[: query.options.max_documents]
     cands: list[Candidate] = []
     for home in edited:

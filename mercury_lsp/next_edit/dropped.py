@@ -15,7 +15,7 @@ from mercury_lsp.next_edit.query import NextEditQuery, Prediction
 from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import diff_region
-from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.syntax import Grammars
 
 ARGUMENT_LISTS = ("argument_list", "arguments")
@@ -44,7 +44,7 @@ def _argument_span(doc: ParsedDoc, node) -> tuple[int, int] | None:
 
 
 def dropped_arguments(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
-    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    edited = newest_edited(parsed)
     if not edited:
         return []
     home = edited[0]

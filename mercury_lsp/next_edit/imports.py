@@ -21,7 +21,7 @@ import re
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
 from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
-from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.syntax import Grammars
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
@@ -126,7 +126,7 @@ def _missing(home: ParsedDoc, before: str, caps: dict, imports: list[tuple[int, 
 
 
 def import_edits(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
-    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    edited = newest_edited(parsed)
     if not edited:
         return []
     home = edited[0]

@@ -20,6 +20,7 @@ from mercury_lsp.next_edit.tree import (
     enclosing,
     field_is,
     in_class_body,
+    newest_edited,
     param_nodes,
     walk,
 )
@@ -296,7 +297,7 @@ def signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: 
 def drop_candidates(model: EditModel, query: NextEditQuery, parsed: list[ParsedDoc], cancel) -> list[Candidate]:
     """Model-only: identifiers near the newest edit whose likelihood dropped because of it."""
     opts = query.options
-    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    edited = newest_edited(parsed)
     docs = edited or [p for p in parsed if p.doc.uri == query.cursor_uri]
     if not docs or not docs[0].doc.history:
         return []

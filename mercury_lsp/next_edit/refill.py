@@ -25,7 +25,7 @@ from mercury_lsp.next_edit.query import (
     check_cancelled,
 )
 from mercury_lsp.next_edit.text import diff_region
-from mercury_lsp.next_edit.tree import ParsedDoc, walk
+from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited, walk
 from mercury_lsp.schema import EditSource
 from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
@@ -154,7 +154,7 @@ def predict_with_model(model: EditModel, query: NextEditQuery, cands: list[Candi
                         parsed: list[ParsedDoc], grammars: Grammars, cancel) -> list[Prediction]:
     opts = query.options
     by_uri = {p.doc.uri: p for p in parsed}
-    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    edited = newest_edited(parsed)
     anchor = None
     if edited:
         d = edited[0]

@@ -36,6 +36,11 @@ def parse_all(docs: Sequence[DocState], grammars: Grammars) -> list[ParsedDoc]:
     return out
 
 
+def newest_edited(parsed: Sequence[ParsedDoc]) -> list[ParsedDoc]:
+    """The documents with an edit history, the most recently edited first."""
+    return sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+
+
 def walk(node, prune=None) -> Iterable:
     stack = [node]
     while stack:

@@ -27,7 +27,7 @@ from mercury_lsp.next_edit.query import NextEditQuery, Prediction
 from mercury_lsp.next_edit.removed import statement_lines, widened
 from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import is_identifier
-from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.syntax import Grammars
 
 MIN_NAME_CHARS = 3  # a replacement name shorter than this ('re', 'os') pairs with too much
@@ -68,7 +68,7 @@ def _argument(text: str, open_paren: int) -> tuple[int, int] | None:
 
 
 def stale_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
-    edited = sorted((p for p in parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+    edited = newest_edited(parsed)
     if not edited:
         return []
     home = edited[0]
