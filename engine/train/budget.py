@@ -38,6 +38,11 @@ from engine.train.optim import EMA, make_optimizers
 from engine.train.recipe import RunConfig
 
 COMPILE_PROBE_STEPS = 8  # timed steps per variant when compile="auto"
+# Compiled steps not timed: the first compiles for the batch's shapes; on the CPU the second
+# recompiles with the count of loss positions dynamic (it differs per batch). Timing them made
+# the compiled CPU loss look 3x slower than eager (6.56 against 2.18 s/step) where its steady
+# state is faster.
+COMPILE_WARMUP_STEPS = 2
 EVAL_SEED = 99
 
 
@@ -108,15 +113,29 @@ def forward_hidden(model: Transformer, idx: Tensor, causal: bool) -> Tensor:
     return model.norm(x)
 
 
-def weighted_ce(model: Transformer, batch: TensorBatch, causal: bool, shift: bool) -> Tensor:
-    """Sum over positions of weight * cross-entropy, averaged over the batch's rows. With
-    ``shift`` the output at position i scores the token at i + 1.
+def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
+    """The autocast dtype of a run's forward pass; None: fp32. ``precision`` "auto": bf16 on CUDA,
+    and on a CPU with native bf16 matrix units (AVX512-BF16 / AMX; without them bf16 is emulated
+    and slower than fp32). On the embedded shape and 2 such cores bf16 steps are about 1.6x
+    faster than fp32 eager, 2x compiled (``benchmarks/train_speed``)."""
+    if precision == "fp32":
+        return None
+    if precision == "bf16" or device.type == "cuda":
+        return torch.bfloat16
+    return torch.bfloat16 if device.type == "cpu" and torch.ops.mkldnn._is_mkldnn_bf16_supported() else None
 
-    On CUDA: bf16 autocast and the head over every position (static shapes, no host sync).
-    On the CPU: fp32 (this torch's bf16 matrix products are many times slower there) and the
-    head only over the positions with a loss (a host sync costs nothing there)."""
+
+def weighted_ce(model: Transformer, batch: TensorBatch, causal: bool, shift: bool,
+                amp: torch.dtype | None = None) -> Tensor:
+    """Sum over positions of weight * cross-entropy, averaged over the batch's rows. With
+    ``shift`` the output at position i scores the token at i + 1. ``amp``: the autocast dtype
+    (``autocast_dtype``), None for fp32.
+
+    On CUDA the head runs over every position (static shapes, no host sync). On the CPU only
+    over the positions with a loss (a host sync costs nothing there); compiled, that count is a
+    dynamic dimension after the second step."""
     cuda = batch.inputs.device.type == "cuda"
-    with torch.autocast(batch.inputs.device.type, dtype=torch.bfloat16, enabled=cuda):
+    with torch.autocast(batch.inputs.device.type, dtype=amp or torch.bfloat16, enabled=amp is not None):
         hidden = forward_hidden(model, batch.inputs, causal)
         targets, weight = batch.tokens, batch.weight
         if shift:
@@ -137,6 +156,7 @@ class BudgetTrainer:
         self.dir = Path(run.run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.device = torch.device(run.device)
+        self.amp = autocast_dtype(self.device, run.precision)
         self.tokenizer_sha256 = corpus.tokenizer_sha256
         r = run.recipe
         self.shift = r.objective == "ar_mdlm"
@@ -255,7 +275,7 @@ class BudgetTrainer:
             total = count = 0.0
             for b in batches:
                 plain = TensorBatch(b.tokens, b.inputs, (b.weight > 0).float())
-                total += float(self.loss_fn(self.model, plain, False, self.shift)) * b.inputs.shape[0]
+                total += float(self.loss_fn(self.model, plain, False, self.shift, self.amp)) * b.inputs.shape[0]
                 count += float((plain.weight[:, 1:] if self.shift else plain.weight).sum())
             out[name] = total / max(count, 1.0)
         self.model.train()
@@ -275,7 +295,7 @@ class BudgetTrainer:
         for opt in self.opts:
             for g in opt.param_groups:
                 g["lr"] = lr
-        loss = self.loss_fn(self.model, batch, causal, self.shift)
+        loss = self.loss_fn(self.model, batch, causal, self.shift, self.amp)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
         for opt in self.opts:
@@ -309,7 +329,8 @@ class BudgetTrainer:
         t0 = time.perf_counter()
         try:
             self.loss_fn = torch.compile(weighted_ce)
-            self.train_step()  # compiles
+            for _ in range(COMPILE_WARMUP_STEPS):
+                self.train_step()
             self._sync()
             compile_s = time.perf_counter() - t0
             compiled = self._timed_steps(COMPILE_PROBE_STEPS)

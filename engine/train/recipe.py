@@ -86,6 +86,7 @@ class RunConfig:
     max_tokens: int = 0  # or a token budget (0: none); whichever ends first ends the run
     device: str = "cuda"
     compile: str = "auto"  # "auto": measured against eager in the run, kept only if faster
+    precision: str = "auto"  # "auto", "bf16" or "fp32": the forward's autocast (budget.autocast_dtype)
     seed: int = 1234
     log_every: int = 25  # steps
     eval_every_s: float = 30.0

@@ -85,9 +85,12 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     fit.add_argument("--log-every", type=int, default=20, help="steps between log.jsonl lines")
     fit.add_argument("--device", default="auto", help="auto (CUDA when visible, else CPU), cpu or cuda")
     fit.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
-    fit.add_argument("--compile", choices=("auto", "on", "off"), default=None,
-                     help="torch.compile the loss (auto: time eager and compiled steps, keep the faster; "
-                          "default: off on the CPU, where it measured 3x slower, auto on CUDA)")
+    fit.add_argument("--compile", choices=("auto", "on", "off"), default="auto",
+                     help="torch.compile the loss (auto: time eager and compiled steps after the "
+                          "compile's warm-up, keep the faster)")
+    fit.add_argument("--precision", choices=("auto", "bf16", "fp32"), default="auto",
+                     help="the forward's autocast (auto: bf16 on CUDA and on CPUs with native bf16, "
+                          "else fp32)")
     fit.set_defaults(func=_fit)
 
     exp = tsub.add_parser("export", help="write the run's weights in the embedded format")
@@ -135,12 +138,9 @@ def _run_config(args: argparse.Namespace):
         import torch
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    # On the CPU the compiled loss (a data-dependent selection of the positions with a loss) ran
-    # 6.56 s/step against 2.18 eager, after a 58 s compile (the embedded shape, 16 x 320 tokens,
-    # 2 cores; the `compile` event of a `train fit --compile auto` log): off there by default.
-    compile_mode = args.compile or ("off" if device == "cpu" else "auto")
+    compile_mode, precision = args.compile, args.precision
     if (Path(args.run) / "state.pt").is_file():
-        return replace(load_run_config(args.run), device=device, compile=compile_mode)
+        return replace(load_run_config(args.run), device=device, compile=compile_mode, precision=precision)
     if (Path(args.run) / "last.pt").is_file():
         raise UsageError(f"--run {args.run}: a run of the retired trainer (last.pt); start a new --run")
     shape = ModelShape(hidden_size=args.hidden_size, num_layers=args.layers, num_heads=args.heads,
@@ -153,7 +153,7 @@ def _run_config(args: argparse.Namespace):
         raise UsageError("train fit: give a budget (--minutes or --total-tokens)")
     return RunConfig(run_dir=str(args.run), recipe=recipe, shape=shape, seq_len=args.seq_len,
                      batch_size=args.batch_size, minutes=args.minutes, max_tokens=int(args.total_tokens),
-                     device=device, compile=compile_mode, seed=args.seed, log_every=args.log_every,
+                     device=device, compile=compile_mode, precision=precision, seed=args.seed, log_every=args.log_every,
                      eval_every_s=EVAL_EVERY_S, save_every_s=SAVE_EVERY_S, init_from=str(args.init_from) if args.init_from else None)
 
 
@@ -177,7 +177,8 @@ def _fit(args: argparse.Namespace) -> int:
     except CheckpointError as exc:
         raise UsageError(f"train fit: {exc}") from None
     print(f"model: {trainer.model_cfg.num_parameters / 1e6:.2f}M parameters, recipe {run.recipe.objective} "
-          f"({'EMA' if trainer.ema else 'raw weights'}), device {trainer.device}", flush=True)
+          f"({'EMA' if trainer.ema else 'raw weights'}), device {trainer.device}, "
+          f"{'bf16 autocast' if trainer.amp else 'fp32'}", flush=True)
     stats = trainer.fit()
     print(json.dumps(stats))
     return 0

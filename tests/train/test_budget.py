@@ -6,7 +6,7 @@ import torch
 
 from engine.model import Transformer
 from engine.testing import tiny_config
-from engine.train.budget import forward_hidden
+from engine.train.budget import autocast_dtype, forward_hidden, weighted_ce
 
 
 def test_causal_phase_hides_later_tokens_and_the_diffusion_phase_is_the_models_forward():
@@ -23,3 +23,34 @@ def test_causal_phase_hides_later_tokens_and_the_diffusion_phase_is_the_models_f
     assert torch.allclose(causal[:, :-1], causal_changed[:, :-1], atol=1e-6)  # no position sees a later one
     assert not torch.allclose(full[:, :-1], full_changed[:, :-1], atol=1e-4)  # bidirectional: every one does
     assert torch.allclose(causal[:, 0], alone, atol=1e-5)  # causal position 0 sees itself only
+
+
+def test_train_fit_defaults_measure_compile_and_take_native_bf16():
+    from mercury_lsp.cli import build_parser
+
+    args = build_parser().parse_args(["train", "fit", "--data", "d", "--run", "r", "--minutes", "1"])
+    assert (args.compile, args.precision) == ("auto", "auto")
+
+
+def test_autocast_dtype_follows_the_device_and_the_setting(monkeypatch):
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert autocast_dtype(cuda, "auto") is torch.bfloat16 and autocast_dtype(cuda, "fp32") is None
+    assert autocast_dtype(cpu, "bf16") is torch.bfloat16 and autocast_dtype(cpu, "fp32") is None
+    for native in (True, False):
+        monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda native=native: native)
+        assert autocast_dtype(cpu, "auto") is (torch.bfloat16 if native else None)
+
+
+def test_bf16_autocast_loss_is_close_to_fp32():
+    from engine.train.batches import TensorBatch
+
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(97))
+    gen = torch.Generator().manual_seed(5)
+    tokens = torch.randint(0, 97, (2, 16), generator=gen)
+    weight = (torch.rand(2, 16, generator=gen) < 0.5).float()
+    batch = TensorBatch(tokens, torch.where(weight > 0, 0, tokens), weight)
+    with torch.no_grad():
+        fp32 = weighted_ce(model, batch, False, False, None)
+        bf16 = weighted_ce(model, batch, False, False, torch.bfloat16)
+    assert torch.isfinite(bf16) and abs(float(bf16) - float(fp32)) < 0.05 * float(fp32)

@@ -79,7 +79,8 @@ def test_tokenizer_has_the_sampler_specials(corpus):
 
 
 TINY = ["--hidden-size", "32", "--layers", "1", "--heads", "2", "--kv-heads", "1", "--ffn", "64",
-        "--max-positions", "128", "--seq-len", "64", "--batch-size", "4", "--device", "cpu", "--log-every", "2"]
+        "--max-positions", "128", "--seq-len", "64", "--batch-size", "4", "--device", "cpu", "--log-every", "2",
+        "--compile", "off"]  # a 64-token toy step gains nothing compiled; the default is measured in the run
 
 
 def _fit(corpus: Path, run: Path, *extra: str) -> int:
@@ -101,7 +102,6 @@ def fitted(corpus, tmp_path_factory) -> Path:
 def test_fit_trains_the_default_recipe_and_logs_a_learning_curve(fitted):
     run = load_run_config(fitted)
     assert run.recipe == ARMS[DEFAULT_ARM] and run.device == "cpu" and run.max_tokens == 3000
-    assert run.compile == "off"  # the CPU default (measured slower compiled: mercury_lsp/cli/train.py)
     log = [json.loads(line) for line in (fitted / "log.jsonl").read_text().splitlines()]
     losses = [r["loss"] for r in log if "loss" in r]
     assert losses and all(np.isfinite(v) for v in losses)
