@@ -13,6 +13,7 @@ Arms, named by (precision, compile):
 
 * ``fp32 / off`` — what `train fit` ran on the CPU before (fp32 eager);
 * ``bf16 / off`` — bf16 autocast, eager;
+* ``bf16 / on`` — bf16 autocast, the loss compiled whatever the probe would say;
 * ``auto / auto`` — the defaults: the precision ``budget.autocast_dtype`` chooses and the
   compile probe of ``BudgetTrainer._choose_compile`` (eager and compiled steps timed after the
   compile's warm-up, the faster kept).
@@ -34,7 +35,7 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ARMS = (("fp32", "off"), ("bf16", "off"), ("auto", "auto"))
+ARMS = (("fp32", "off"), ("bf16", "off"), ("bf16", "on"), ("auto", "auto"))
 
 
 def _corpus(work: Path, workers: int) -> Path:
