@@ -25,7 +25,7 @@ import re
 from mercury_lsp.next_edit.detect import identifier_change
 from mercury_lsp.next_edit.locate import rename_sites_generic, rename_sites_python, signature_candidates
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery
-from mercury_lsp.next_edit.rules import TOKEN
+from mercury_lsp.next_edit.rules import PATH_SEPARATORS, TOKEN
 from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, fresh_name, scope_of
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited, parse_all
@@ -59,13 +59,16 @@ def _pair_map(a: str, b: str, b_start: int, limit: int = MAX_PAIR_RENAMES) -> li
         return None
     if COMMENT_LINE.match(a) or COMMENT_LINE.match(b):
         return None  # prose: 'O(k)' -> 'O(n)' in a comment renames no variable
-    out = []
-    for x, y in zip(ta, tb, strict=True):
+    out, last = [], None
+    for i, (x, y) in enumerate(zip(ta, tb, strict=True)):
         if x.group() == y.group():
             continue
         if not (is_identifier(x.group()) and is_identifier(y.group())) or {x.group(), y.group()} & RESERVED:
             return None
+        if last is not None and 0 < i - last - 1 <= 2 and all(t.group() in PATH_SEPARATORS for t in ta[last + 1:i]):
+            return None  # names of one path replaced together ('log.Printf' -> 't.Logf'): a new callee, no rename
         out.append((b_start + y.start(), x.group(), y.group()))
+        last = i
     return out if 0 < len({old for _, old, _ in out}) <= limit else None
 
 

@@ -43,6 +43,7 @@ from mercury_lsp.next_edit.examples import Example, recent_edits, to_current
 from mercury_lsp.next_edit.prose import non_code, prose_span
 from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import (
+    BOL,
     CONTEXT_TOKENS,
     EOL,
     KEYWORDS,
@@ -107,7 +108,8 @@ def _reindent(text: str, example_indent: str, site_indent: str) -> str:
 def _pattern_regex(lead: tuple[str, ...], deleted: tuple[str, ...], trail: tuple[str, ...],
                    one_line: bool) -> re.Pattern:
     """Tokens in order, any spacing between them (none inside a line when ``one_line``); ``WILD``
-    matches any identifier, ``EOL`` the end of the line; groups: lead, deleted, trail."""
+    matches any identifier, ``EOL`` the end of the line, ``BOL`` its start and indentation;
+    groups: lead, deleted, trail."""
     gap = r"[ \t]*" if one_line else r"\s*"
 
     def seq(tokens: tuple[str, ...], prev: str) -> str:
@@ -116,6 +118,10 @@ def _pattern_regex(lead: tuple[str, ...], deleted: tuple[str, ...], trail: tuple
             if t == EOL:
                 out.append(r"[ \t]*(?=\r?\n|\Z)")
                 break
+            if t == BOL:
+                out.append(r"(?:(?<=\n)|(?<![\s\S]))[ \t]*")
+                prev = " "
+                continue
             sep = gap if out or prev else ""
             if prev and _word(prev[-1]) and _word(_edge(t)[0]):
                 sep = r"[ \t]+" if one_line else r"\s+"
@@ -138,8 +144,8 @@ def _word(ch: str) -> bool:
 
 
 def _edge(token: str) -> str:
-    """What a token shows at its edges (a wildcard is a word, the line's end nothing)."""
-    return "a" if token == WILD else " " if token == EOL else token
+    """What a token shows at its edges (a wildcard is a word, the line's ends nothing)."""
+    return "a" if token == WILD else " " if token in (EOL, BOL) else token
 
 
 def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: bool) -> list[Site]:

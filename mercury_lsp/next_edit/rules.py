@@ -1,7 +1,7 @@
 """Edits read as token-level rules (for ``repeat``): each change of an edit — a run of deleted
 tokens replaced by inserted text — with up to ``CONTEXT_TOKENS`` unchanged tokens of the same
 line on each side as its anchor (an insertion at the end of a line is anchored on the line's
-end, ``EOL``); the last two edits' rules generalised by intersecting anchors, where identifiers
+end, ``EOL``, one at the start of a line's code on the line's start, ``BOL``); the last two edits' rules generalised by intersecting anchors, where identifiers
 the two examples disagree on become a wildcard (``WILD``: any identifier), as
 ``except BadSignature, e:`` and ``except Exception, e:`` give ``except ID , e :``.
 Tokens are words (identifiers, numbers) and single punctuation characters, so a rule does not
@@ -19,10 +19,14 @@ TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|\S")
 IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
 MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')
-# Anchor pseudo-tokens (TOKEN never yields a multi-character non-word token): any identifier, and
-# the end of the line (an insertion appended to a line).
+# Anchor pseudo-tokens (TOKEN never yields a multi-character non-word token): any identifier, the
+# end of the line (an insertion appended to a line) and the start of its code (an insertion before
+# a statement: ``await `` before ``t.throwsAsync(``, ``// `` before a line commented out).
 WILD = "\x00ID"
 EOL = "\x00EOL"
+BOL = "\x00BOL"
+# Separators of a path: names joined by them are one reference (``log.Printf``, ``std::fs``).
+PATH_SEPARATORS = frozenset({".", ":"})
 # Words never abstracted to WILD: the keywords that give an anchor its shape.
 KEYWORDS = frozenset("""def class return if elif else for while in not and or is except try with as
 import from lambda yield await async raise assert pass break continue del global func fn let const
@@ -59,7 +63,7 @@ class Rule:
     @property
     def pattern_chars(self) -> int:
         """Characters a match must show (a wildcard or the line's end counts one)."""
-        return sum(1 if t in (WILD, EOL) else len(t) for t in self.lead + self.deleted + self.trail)
+        return sum(1 if t in (WILD, EOL, BOL) else len(t) for t in self.lead + self.deleted + self.trail)
 
 
 def line_bounds(text: str, lo: int, hi: int) -> tuple[int, int]:
@@ -90,6 +94,9 @@ def rules_from_edit(before: str, after: str) -> list[Rule]:
         e = tb[j2].start if trail and j2 < len(tb) else (tb[j2 - 1].end if j2 > 0 else s)
         if i1 == i2 and lead and not trail and j2 > j1 and not after[e:line_bounds(after, e, e)[1]].strip():
             trail = [Tok(EOL, e, e)]  # appended to the line: the line's end is the anchor
+        if (i1 == i2 and trail and not lead and j2 > j1 and "\n" not in after[tb[j1].start:e]
+                and not before[before.rfind("\n", 0, here) + 1:here].strip()):
+            lead = [Tok(BOL, here, here)]  # put before a line's code: the line's start is the anchor
         if i1 == i2 and (not lead or not trail or "\n" in after[tb[j1].start:tb[j2 - 1].end]):
             continue  # an insertion repeats only between the same two anchors, within a line
         line_start = after.rfind("\n", 0, s) + 1
@@ -101,11 +108,14 @@ def rules_from_edit(before: str, after: str) -> list[Rule]:
 
 def _merge_changes(ops, ta: list[Tok], tb: list[Tok]) -> list[tuple[int, int, int, int]]:
     """The changes of one edit, those at most ``MERGE_GAP`` tokens apart merged into one — unless
-    every change swaps one identifier for another consistently (a rename, kept per occurrence)."""
+    every change swaps one identifier for another consistently (a rename, kept per occurrence)
+    and no two of them are names of one path (``log.Printf`` -> ``t.Logf`` is one change)."""
     spans = [(i1, i2, j1, j2) for _, i1, i2, j1, j2 in ops]
     mapping: dict[str, str] = {}
     renames = all(i2 - i1 == 1 and j2 - j1 == 1 and IDENT.match(ta[i1].text) and IDENT.match(tb[j1].text)
                   and mapping.setdefault(ta[i1].text, tb[j1].text) == tb[j1].text for i1, i2, j1, j2 in spans)
+    renames = renames and not any(0 < b[0] - a[1] <= 2 and all(t.text in PATH_SEPARATORS for t in ta[a[1]:b[0]])
+                                  for a, b in zip(spans, spans[1:], strict=False))
     if renames or not spans:
         return spans
     merged = [spans[0]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
 from mercury_lsp.next_edit.examples import recent_edits, to_current
 from mercury_lsp.next_edit.line_repeat import line_changes, repeated_lines
-from mercury_lsp.next_edit.rules import EOL, WILD, generalise, rules_from_edit
+from mercury_lsp.next_edit.rules import BOL, EOL, WILD, generalise, rules_from_edit
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()
@@ -312,3 +312,34 @@ def test_an_insertion_using_a_local_of_its_function_is_not_repeated_where_the_na
     preds = ask(doc("file:///Ky.ts", after, (src,), (1.0,), grammar="typescript"),
                 doc("file:///stop.ts", other, grammar="typescript"))
     assert [p for p in preds if p.uri == "file:///stop.ts"] == []
+
+
+def test_a_path_replaced_at_once_is_one_change_not_two_renames():
+    """``log.Printf`` -> ``t.Logf`` (a test's logger) repeats at the other ``log.Printf`` calls;
+    neither ``log`` -> ``t`` nor ``Printf`` -> ``Logf`` alone is a rename (``fmt.Printf`` stays)."""
+    src = ("package cli\n\nfunc TestA(t *testing.T) {\n\tlog.Printf(\"a %v\", x)\n\tfmt.Printf(\"b\")\n}\n\n"
+           "func TestB(t *testing.T) {\n\tlog.Printf(\"c %v\", y)\n}\n")
+    after = src.replace('log.Printf("a', 't.Logf("a', 1)
+    rule, = rules_from_edit(src, after)
+    assert rule.deleted == ("log", ".", "Printf") and rule.inserted == "t.Logf"
+    preds = ask(doc("file:///a_test.go", after, (src,), (1.0,), grammar="go"))
+    assert applied(after, preds, "file:///a_test.go") == after.replace('log.Printf("c', 't.Logf("c')
+
+
+def test_an_insertion_before_a_lines_code_is_anchored_on_the_lines_start():
+    """``await `` put before one ``t.throwsAsync(`` line goes before the others; not before the
+    same call inside an expression, where the line's start is not its anchor."""
+    src = ("test('a', async t => {\n\tt.throwsAsync(queue.add(a));\n});\n\n"
+           "test('b', async t => {\n\tt.throwsAsync(\n\t\tqueue.add(b),\n\t);\n"
+           "\tconst p = t.throwsAsync(queue.add(c));\n});\n")
+    after = src.replace("\tt.throwsAsync(queue.add(a))", "\tawait t.throwsAsync(queue.add(a))")
+    rule, = rules_from_edit(src, after)
+    assert rule.lead == (BOL,) and rule.inserted == "await "
+    preds = ask(doc("file:///test.ts", after, (src,), (1.0,), grammar="typescript"))
+    assert applied(after, preds, "file:///test.ts") == after.replace("\tt.throwsAsync(\n", "\tawait t.throwsAsync(\n")
+
+
+def test_a_whole_line_inserted_above_another_is_not_put_before_every_line_like_it():
+    src = "from a import b\nfrom c import d\n\nx = b(d)\n"
+    after = "import sys\n" + src
+    assert not [r for r in rules_from_edit(src, after) if r.lead == (BOL,)]
