@@ -31,6 +31,18 @@ were never looked at while writing them; run it with ``--cases`` and another ``-
 
     python -m benchmarks.next_edit_v2 --cases benchmarks/data/next_edit_v2/heldout.jsonl.gz \
         --out benchmarks/results/next_edit_v2_heldout.json
+
+Its misses have since been read (a round of rules came from them), so a second held-out set,
+``heldout2.jsonl.gz`` (150 cases: python-attrs/attrs MIT, spf13/pflag BSD-3-Clause,
+dtolnay/anyhow MIT OR Apache-2.0, sindresorhus/p-map MIT, expressjs/morgan MIT; mirrors of
+2026-12-01), was built before any rule was written against it:
+
+    python -m benchmarks.next_edit_cases --cases 150 --out benchmarks/data/next_edit_v2/heldout2.jsonl.gz \
+        --repo python-attrs/attrs=GIT_DIR:MIT --repo spf13/pflag=GIT_DIR:BSD-3-Clause \
+        --repo dtolnay/anyhow=GIT_DIR:MIT --repo sindresorhus/p-map=GIT_DIR:MIT \
+        --repo expressjs/morgan=GIT_DIR:MIT
+    python -m benchmarks.next_edit_v2 --cases benchmarks/data/next_edit_v2/heldout2.jsonl.gz \
+        --out benchmarks/results/next_edit_v2_heldout2.json
 """
 
 from __future__ import annotations

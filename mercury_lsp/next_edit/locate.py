@@ -13,6 +13,7 @@ from typing import Any
 from mercury_lsp.next_edit.calls import rebind, splice
 from mercury_lsp.next_edit.detect import Signature, inserted_index, signatures
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
+from mercury_lsp.next_edit.scopes import declaring_scopes
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
@@ -200,8 +201,11 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
         return [(p, n) for p in docs for n in walk(p.tree.root_node)
                 if n.type == kind and p.b.node_text(n) == old], "member"
     scope = func if declared and func is not None else home.tree.root_node
-    return [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old], \
-        ("local" if scope is func else "document")
+    sites = [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old]
+    if scope is not func:  # a document-wide name: not where a function binds the same name itself
+        local = declaring_scopes(home, old)
+        sites = [(p, n) for p, n in sites if not any(lo <= home.b.char(n.start_byte) < hi for lo, hi in local)]
+    return sites, ("local" if scope is func else "document")
 
 
 # ---------------------------------------------------------------------------- signatures

@@ -58,6 +58,7 @@ from mercury_lsp.next_edit.rules import (
 from mercury_lsp.next_edit.scopes import (
     binding_kind,
     declared_elsewhere,
+    declaring_scopes,
     distinctive,
     fresh_name,
     scope_of,
@@ -221,8 +222,11 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
         home_occ = next(occ for doc, occ in occurrences if doc is home)
         local = [t for t in home_occ if scope[0] <= t[0] < scope[1]]
         if local or binding == "local":  # a local binding: its function only
-            occurrences = [(home, local)]
-    return [Site(doc, s, e, new, 0, True) for doc, occ in occurrences for s, e in occ]
+            return [Site(home, s, e, new, 0, True) for s, e in local]
+    # a name of the document (or a definition's): not where a function binds the same name itself
+    bound = {doc.uri: declaring_scopes(parsed, old) for doc, parsed in docs}
+    return [Site(doc, s, e, new, 0, True) for doc, occ in occurrences for s, e in occ
+            if not any(lo <= s < hi for lo, hi in bound[doc.uri])]
 
 
 def _affix_sites(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> list[Site]:

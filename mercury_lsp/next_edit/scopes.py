@@ -78,6 +78,18 @@ def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
     return "use"
 
 
+def declaring_scopes(parsed: ParsedDoc | None, name: str) -> list[tuple[int, int]]:
+    """Spans of the functions that bind ``name`` themselves (a parameter or a declared local): the
+    occurrences inside them are those bindings', not a module-level name's."""
+    if parsed is None:
+        return []
+    text = parsed.doc.text
+    spans = {scope_of(parsed, m.start())
+             for m in re.finditer(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", text)
+             if binding_kind(parsed, text, m.start()) == "local"}
+    return sorted(s for s in spans if s is not None)
+
+
 def binds(home: ParsedDoc, offset: int, name: str) -> bool:
     """The occurrence of ``name`` at ``offset`` defines, declares or is assigned to."""
     if binding_kind(home, home.doc.text, offset) != "use":

@@ -343,3 +343,17 @@ def test_a_whole_line_inserted_above_another_is_not_put_before_every_line_like_i
     src = "from a import b\nfrom c import d\n\nx = b(d)\n"
     after = "import sys\n" + src
     assert not [r for r in rules_from_edit(src, after) if r.lead == (BOL,)]
+
+
+def test_a_document_wide_rename_skips_the_functions_that_bind_the_name_themselves():
+    """``cb`` -> ``done`` where the edited test's ``var cb`` was deleted: the other tests' own
+    ``var cb`` and its uses are other bindings (a real-history case renamed 213 of them)."""
+    test = ("  it('{n}', function (done) {{\n    var cb = after(2, done)\n    request(server)\n"
+            "      .get('/')\n      .expect(200, cb)\n  }})\n")
+    src = "describe('x', function () {\n" + "".join(test.format(n=n) for n in "abc") + "})\n"
+    # the first test rewritten from its title on (its 'done' is then all new text), 'var cb' gone
+    mid = src.replace("  it('a', function (done) {\n    var cb = after(2, done)\n",
+                      "  it('a2', function (done) {\n    var writes = []\n", 1)
+    after = mid.replace(".expect(200, cb)", ".expect(200, done)", 1)
+    preds = ask(doc("file:///test.js", after, (mid, src), (2.0, 1.0), grammar="javascript"))
+    assert not [p for p in preds if p.old_text == "cb"]
