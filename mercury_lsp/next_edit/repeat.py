@@ -37,7 +37,7 @@ edit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mercury_lsp.next_edit.examples import Example, recent_edits, to_current
 from mercury_lsp.next_edit.prose import non_code, prose_span
@@ -150,7 +150,7 @@ def _edge(token: str) -> str:
 
 
 def _match_sites(rule: Rule, doc: DocState, parsed: ParsedDoc | None, in_code: bool) -> list[Site]:
-    one_line = "\n" not in rule.inserted
+    one_line = "\n" not in rule.inserted and not rule.layout  # a layout rule joins lines too
     rx = _pattern_regex(rule.lead, rule.deleted, rule.trail, one_line)
     text = doc.text
     out = []
@@ -176,16 +176,16 @@ def _backed_off(rule: Rule):
     disagree, ``rules.generalise``: abstracting one example's anchors matched unrelated sites —
     every ``import x from`` for one import's new names.)"""
     seen = set()
-    for n in range(CONTEXT_TOKENS, 0, -1):
+    for n in range(max(CONTEXT_TOKENS, len(rule.lead), len(rule.trail)), 0, -1):
         for lead, trail in ((rule.lead[-n:], rule.trail[:n]), (rule.lead[-n:], rule.trail[:n - 1]),
                             (rule.lead[len(rule.lead) - n + 1:] if n > 1 else (), rule.trail[:n])):
             if (not rule.deleted and not (lead and trail)) or not (lead or trail):
                 continue
             if (lead, trail) not in seen:
                 seen.add((lead, trail))
-                yield Rule(lead, rule.deleted, trail, rule.inserted, rule.indent, rule.edit_span)
+                yield replace(rule, lead=lead, trail=trail)
     if len(rule.deleted) >= ANCHORLESS_MIN_TOKENS and rule.pattern_chars >= ANCHORLESS_MIN_CHARS:
-        yield Rule((), rule.deleted, (), rule.inserted.strip(), rule.indent, rule.edit_span)
+        yield replace(rule, lead=(), trail=(), inserted=rule.inserted.strip())
 
 
 def _renames_binding(rule: Rule, home: DocState, parsed: ParsedDoc | None) -> bool:
@@ -273,7 +273,7 @@ def _rules(examples: list[Example]) -> list[tuple[Example, Rule]]:
         for r in rules:
             lo, hi = to_current(ex, r.edit_span[0]), to_current(ex, r.edit_span[1])
             if lo is not None and hi is not None:
-                out.append((ex, Rule(r.lead, r.deleted, r.trail, r.inserted, r.indent, (lo, hi))))
+                out.append((ex, replace(r, edit_span=(lo, hi))))
     return out
 
 
@@ -295,8 +295,10 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         lo, hi = rule.edit_span
         at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
         in_code = not non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
-        if "\n" in rule.inserted.strip("\n"):
-            continue  # multi-line text is rarely repeated verbatim
+        if "\n" in rule.inserted.strip("\n") and not rule.layout:
+            continue  # multi-line text is rarely repeated verbatim (a re-spacing of tokens is)
+        if rule.layout and not in_code:
+            continue  # prose re-wrapped: each paragraph breaks its own lines
         if rule.is_rename and not in_code and not distinctive(rule.deleted[0]):
             sites.extend(_prose_sites(rule, home, home_parsed, (lo, hi)))
         if rule.is_rename and ex.age:

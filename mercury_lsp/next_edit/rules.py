@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mercury_lsp.next_edit.text import diff_region
 
 TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|\S")
 IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
+# A layout rule's tokens are mostly punctuation ('-> X: ...'): more of its line anchors it.
+LAYOUT_CONTEXT_TOKENS = 6
 MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')
 # Anchor pseudo-tokens (TOKEN never yields a multi-character non-word token): any identifier, the
 # end of the line (an insertion appended to a line) and the start of its code (an insertion before
@@ -53,6 +55,7 @@ class Rule:
     inserted: str  # the new text exactly as the user wrote it (between the anchors)
     indent: str  # indentation of the example's first changed line (to re-indent multi-line text)
     edit_span: tuple[int, int]  # where the example's new text is in the current document
+    layout: bool = False  # only the spacing between the tokens changed (matched across lines)
 
     @property
     def is_rename(self) -> bool:
@@ -81,6 +84,8 @@ def rules_from_edit(before: str, after: str) -> list[Rule]:
     al, ah = line_bounds(after, p, ea)
     ta, tb = tokenize(before, bl, bh), tokenize(after, al, ah)
     ops = difflib.SequenceMatcher(None, [t.text for t in ta], [t.text for t in tb], autojunk=False).get_opcodes()
+    if all(o[0] == "equal" for o in ops):
+        return _layout_rules(before, after, ta, tb)
     rules = []
     for i1, i2, j1, j2 in _merge_changes([o for o in ops if o[0] != "equal"], ta, tb):
         here = ta[i1].start if i1 < len(ta) else (ta[i1 - 1].end if i1 else bl)
@@ -103,6 +108,38 @@ def rules_from_edit(before: str, after: str) -> list[Rule]:
         indent = after[line_start:len(after[line_start:]) - len(after[line_start:].lstrip(" \t")) + line_start]
         rules.append(Rule(tuple(t.text for t in lead), tuple(t.text for t in ta[i1:i2]),
                           tuple(t.text for t in trail), after[s:e], indent, (s, e)))
+    return rules
+
+
+def _layout_rules(before: str, after: str, ta: list[Tok], tb: list[Tok]) -> list[Rule]:
+    """Rules of an edit that changed only the spacing between its tokens (``{write: w}`` ->
+    ``{ write: w }``, a ``...`` body joined to its ``def`` line): each run of changed gaps (at most
+    ``MERGE_GAP`` tokens apart) as the tokens around them, re-spaced. A gap that only changed the
+    indentation after its line break is left to ``whitespace`` (a block re-indented)."""
+    changed = []
+    for i in range(len(ta) - 1):
+        old, new = before[ta[i].end:ta[i + 1].start], after[tb[i].end:tb[i + 1].start]
+        if old != new and not ("\n" in old and old.count("\n") == new.count("\n")):
+            changed.append(i)
+    runs: list[list[int]] = []
+    for i in changed:
+        if runs and i - runs[-1][1] <= MERGE_GAP:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    rules = []
+    for first, last in runs:
+        i1, i2 = first, last + 2  # the tokens on both sides of the run's gaps
+        here, there = ta[i1].start, ta[i2 - 1].end
+        lead = [t for t in ta[max(0, i1 - LAYOUT_CONTEXT_TOKENS):i1] if "\n" not in before[t.end:here]]
+        trail = [t for t in ta[i2:i2 + LAYOUT_CONTEXT_TOKENS] if "\n" not in before[there:t.start]]
+        # the new text spans from the end of the lead anchor to the start of the trail anchor
+        s = tb[i1 - 1].end if lead else tb[i1].start
+        e = tb[i2].start if trail else tb[i2 - 1].end
+        line_start = after.rfind("\n", 0, s) + 1
+        indent = after[line_start:s][: len(after[line_start:s]) - len(after[line_start:s].lstrip(" \t"))]
+        rules.append(Rule(tuple(t.text for t in lead), tuple(t.text for t in ta[i1:i2]),
+                          tuple(t.text for t in trail), after[s:e], indent, (s, e), layout=True))
     return rules
 
 
@@ -138,7 +175,7 @@ def generalise(newest: list[Rule], older: list[Rule]) -> list[Rule]:
             if o.deleted == r.deleted and o.inserted.strip() == r.inserted.strip() and (o.lead, o.trail) != (r.lead, r.trail):
                 lead = _shared(r.lead[::-1], o.lead[::-1])[::-1]
                 trail = _shared(r.trail, o.trail)
-                r = Rule(lead, r.deleted, trail, r.inserted, r.indent, r.edit_span)
+                r = replace(r, lead=lead, trail=trail)
                 break
         out.append(r)
     return out
@@ -170,7 +207,7 @@ def keyword_shape(rule: Rule) -> Rule | None:
     lead, trail = shape(rule.lead), shape(rule.trail)
     if (lead, trail) == (rule.lead, rule.trail):
         return None
-    return Rule(lead, rule.deleted, trail, rule.inserted, rule.indent, rule.edit_span)
+    return replace(rule, lead=lead, trail=trail)
 
 
 MIN_AFFIX_CHARS = 2  # a one-character affix ('s', '_') is no naming convention

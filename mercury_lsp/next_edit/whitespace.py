@@ -9,7 +9,11 @@
   lines), at most ``MAX_PARAGRAPHS`` paragraphs and ``MAX_LINES`` lines;
 * **trailing whitespace removed** — the newest edit only stripped whitespace from the ends of its
   lines: the nearest lines below the cursor still ending in whitespace are stripped
-  (``MAX_STRIPPED`` of them).
+  (``MAX_STRIPPED`` of them);
+* **indentation converted** — the newest edit re-indented its lines from spaces to tabs (``w``
+  spaces a tab, the same ``w`` for every line) or back: the next run of lines below it still
+  indented the old way is converted (the unchanged lines between runs — top-level, blank or
+  already converted — are what a commit's hunks are split by), at most ``MAX_RUNS`` runs.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from mercury_lsp.next_edit.text import diff_region
 MAX_PARAGRAPHS = 3
 MAX_LINES = 40
 MAX_STRIPPED = 2
+MAX_RUNS = 1  # the next block only: the one after it is the next request's (its text moves)
 MAX_EDIT_LINES = 40  # a larger edit is a reformat of its own, not an example to continue
 CONFIDENCE = 0.5
 
@@ -71,6 +76,46 @@ def _reindent(text: str, start: int, p: str, q: str) -> list[tuple[int, int, str
     return out
 
 
+def _unit_change(pairs: set[tuple[str, str]]):
+    """A function converting an indentation the way every (old, new) pair was (spaces to tabs, ``w``
+    spaces a tab, or back); None when the pairs are no such conversion."""
+    if not pairs:
+        return None
+    if all(set(a) == {" "} and set(b) == {"\t"} for a, b in pairs):
+        widths = {len(a) // len(b) for a, b in pairs if len(a) % len(b) == 0}
+        if len(widths) == 1 and all(len(a) % len(b) == 0 for a, b in pairs):
+            w = widths.pop()
+            return lambda ind: "\t" * (len(ind) // w) if ind and set(ind) == {" "} and len(ind) % w == 0 else None
+    if all(set(a) == {"\t"} and set(b) == {" "} for a, b in pairs):
+        widths = {len(b) // len(a) for a, b in pairs if len(b) % len(a) == 0}
+        if len(widths) == 1 and all(len(b) % len(a) == 0 for a, b in pairs):
+            w = widths.pop()
+            return lambda ind: " " * (len(ind) * w) if ind and set(ind) == {"\t"} else None
+    return None
+
+
+def _converted_runs(text: str, start: int, convert) -> list[tuple[int, int, str]]:
+    """(start, end, new text) of the next ``MAX_RUNS`` runs of lines from ``start`` on whose
+    indentation ``convert`` changes."""
+    out: list[tuple[int, int, str]] = []
+    run: list[tuple[int, str, str]] = []
+    pos, lines = start, 0
+    while pos < len(text) and lines < MAX_LINES and len(out) < MAX_RUNS:
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        line = text[pos:end]
+        new = convert(_indent(line)) if line.strip() else None
+        if new is not None:
+            run.append((pos, line, new + line.lstrip(" \t")))
+        elif run:
+            out.append((run[0][0], run[-1][0] + len(run[-1][1]), "\n".join(n for _, _, n in run)))
+            run = []
+        pos, lines = end + 1, lines + 1
+    if run and len(out) < MAX_RUNS:
+        out.append((run[0][0], run[-1][0] + len(run[-1][1]), "\n".join(n for _, _, n in run)))
+    return out
+
+
 def whitespace_edits(query: NextEditQuery) -> list[Prediction]:
     examples = recent_edits(query, 1)
     if not examples:
@@ -87,6 +132,10 @@ def whitespace_edits(query: NextEditQuery) -> list[Prediction]:
     if end is None:
         return []
     pairs = {(_indent(a), _indent(b)) for a, b in zip(old, new, strict=True) if a.strip() and a != b}
+    convert = _unit_change(pairs)
+    if convert is not None:
+        return [Prediction(doc.uri, s, e, t, CONFIDENCE, "indentation converted like the lines above", "repeat",
+                           "syntax", text[s:e]) for s, e, t in _converted_runs(text, end + 1, convert)]
     if len(pairs) == 1 and next(iter(pairs))[0].startswith(next(iter(pairs))[1]) and all(a.rstrip() == a and b.rstrip() == b for a, b in zip(old, new, strict=True)):
         (p, q), = pairs
         return [Prediction(doc.uri, s, e, t, CONFIDENCE, "re-indented like the lines above", "repeat", "syntax",

@@ -357,3 +357,34 @@ def test_a_document_wide_rename_skips_the_functions_that_bind_the_name_themselve
     after = mid.replace(".expect(200, cb)", ".expect(200, done)", 1)
     preds = ask(doc("file:///test.js", after, (mid, src), (2.0, 1.0), grammar="javascript"))
     assert not [p for p in preds if p.old_text == "cb"]
+
+
+def test_a_respacing_of_tokens_repeats_where_the_same_tokens_stand():
+    """Only the spacing changed (``{write: writeLog}`` -> ``{ write: writeLog }``): the same tokens
+    elsewhere get the same spacing; places spaced so already are left alone."""
+    src = ("var a = createServer({\n  stream: {write: writeLog}\n})\nvar b = createServer({\n"
+           "  stream: {write: writeLog}\n})\nvar c = createServer({\n  stream: { write: writeLog }\n})\n")
+    after = src.replace("{write: writeLog}", "{ write: writeLog }", 1)
+    rule, = rules_from_edit(src, after)
+    assert rule.layout and rule.deleted == ("{", "write", ":", "writeLog", "}")
+    preds = ask(doc("file:///test.js", after, (src,), (1.0,), grammar="javascript"))
+    assert applied(after, preds, "file:///test.js") == src.replace("{write: writeLog}", "{ write: writeLog }")
+
+
+def test_a_body_joined_to_its_line_is_joined_at_the_siblings_of_two_examples():
+    """``-> str:\\n    ...`` -> ``-> str: ...`` then the same for ``-> Markup``: the generalised
+    layout rule joins every ``) -> X:`` stub, in this document and another."""
+    stub = "    def {n}(self, s: t.Any) -> {r}:\n        ...\n"
+    src = "class HasHTML(t.Protocol):\n" + stub.format(n="html", r="str") + stub.format(n="call", r="Markup")
+    other = "class Esc(t.Protocol):\n" + stub.format(n="__call__", r="Markup")
+    one = src.replace("-> str:\n        ...", "-> str: ...")
+    two = one.replace("-> Markup:\n        ...", "-> Markup: ...")
+    preds = ask(doc("file:///a.py", two, (one, src), (2.0, 1.0)), doc("file:///b.py", other))
+    assert applied(other, preds, "file:///b.py") == other.replace("Markup:\n        ...", "Markup: ...")
+
+
+def test_a_docstring_rewrapped_is_no_layout_to_repeat():
+    src = ('def f(x):\n    """Check x.\n\n    :raises TypeError: if the value\n        is wrong.\n    """\n\n\n'
+           'def g(x):\n    """Check x.\n\n    :raises TypeError: if the value\n        is wrong.\n    """\n')
+    after = src.replace("if the value\n        is wrong.", "if the value is\n        wrong.", 1)
+    assert ask(doc("file:///v.py", after, (src,), (1.0,))) == []

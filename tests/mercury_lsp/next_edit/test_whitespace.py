@@ -36,3 +36,16 @@ def test_indentation_added_or_text_changed_is_not_continued():
     src = "def f():\n    a()\n    b()\n"
     assert edits(src.replace("    a()\n", "        a()\n"), src) == []  # indented: where would it end?
     assert edits(src.replace("    a()\n", "a(1)\n"), src) == []  # not whitespace only
+
+
+def test_indentation_converted_to_tabs_converts_the_next_run_of_lines_below():
+    src = ("test('a', async t => {\n  queue.onEmpty().then(() => {\n    t.is(queue.size, 0);\n  });\n});\n\n"
+           "test('b', async t => {\n  queue.start();\n  await queue.onIdle();\n});\n")
+    after = src.replace("  queue.onEmpty().then(() => {\n    t.is(queue.size, 0);\n  });\n",
+                        "\tqueue.onEmpty().then(() => {\n\t\tt.is(queue.size, 0);\n\t});\n")
+    got = edits(after, src)
+    assert [p.new_text for p in got] == ["\tqueue.start();\n\tawait queue.onIdle();"]
+    mixed = src.replace("  queue.start();\n", "   queue.start();\n")  # 3 spaces: no whole number of tabs
+    assert [p.new_text for p in edits(after.replace("  queue.start();\n", "   queue.start();\n"), mixed)] == [
+        "\tawait queue.onIdle();"]
+    assert edits(src.replace("  queue.onEmpty", "\t queue.onEmpty", 1), src) == []  # no conversion
