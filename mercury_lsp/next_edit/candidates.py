@@ -26,12 +26,16 @@ from mercury_lsp.next_edit.detect import identifier_change
 from mercury_lsp.next_edit.locate import rename_sites_generic, rename_sites_python, signature_candidates
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery
 from mercury_lsp.next_edit.rules import PATH_SEPARATORS, TOKEN
-from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, fresh_name, scope_of
+from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, distinctive, fresh_name, scope_of
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited, parse_all
 from mercury_lsp.syntax import Grammars
 
-MAX_CHANGED_LINES = 200  # a changed region longer than this is a rewrite, not read line by line
+MAX_CHANGED_LINES = 200  # more lines changed than this is a rewrite, not read line by line
+# The span from the history's first change to its last, compared line by line (difflib hashes
+# lines: a few milliseconds); hunks far apart in one file (an enum renamed at line 143, its uses
+# at 365) need more than the changed lines.
+MAX_REGION_LINES = 3000
 MIN_PAIR_TOKENS = 2  # a line of one token ('x') pairs with anything: not evidence of a rename
 MAX_PAIR_RENAMES = 2  # a line pair changing more identifiers than this is rewritten, not renamed
 # An identifier directly followed by one of these (not '==') is assigned to: it binds the name.
@@ -55,8 +59,12 @@ def _pair_map(a: str, b: str, b_start: int, limit: int = MAX_PAIR_RENAMES) -> li
     """(offset of the new identifier, old, new) for each identifier the line pair changes; None
     when the lines differ in anything but identifiers."""
     ta, tb = list(TOKEN.finditer(a)), list(TOKEN.finditer(b))
-    if len(ta) != len(tb) or len(ta) < MIN_PAIR_TOKENS or IMPORT_LINE.match(a) or IMPORT_LINE.match(b):
+    if len(ta) != len(tb) or not ta:
         return None
+    if len(ta) < MIN_PAIR_TOKENS and not (distinctive(ta[0].group()) and distinctive(tb[0].group())):
+        return None  # a lone short name ('x'): a lone compound one is an enum member or field renamed
+    if (IMPORT_LINE.match(a) or IMPORT_LINE.match(b)) and not _binding_renamed(ta, tb):
+        return None  # another thing imported ('from a import x' -> 'from b import x'): no rename
     if COMMENT_LINE.match(a) or COMMENT_LINE.match(b):
         return None  # prose: 'O(k)' -> 'O(n)' in a comment renames no variable
     out, last = [], None
@@ -72,6 +80,17 @@ def _pair_map(a: str, b: str, b_start: int, limit: int = MAX_PAIR_RENAMES) -> li
     return out if 0 < len({old for _, old, _ in out}) <= limit else None
 
 
+def _binding_renamed(ta: list, tb: list) -> bool:
+    """An import line pair whose one change is the local name it binds, from the same module:
+    ``import m from '.'`` -> ``import pMap from '.'``, ``import numpy as np`` -> ``... as npy``."""
+    diff = [i for i, (x, y) in enumerate(zip(ta, tb, strict=True)) if x.group() != y.group()]
+    if len(diff) != 1 or diff[0] == 0:
+        return False
+    i = diff[0]
+    before, after = ta[i - 1].group(), ta[i + 1].group() if i + 1 < len(ta) else ""
+    return (before == "import" and after == "from") or before == "as"
+
+
 def line_renames(before: str, after: str) -> tuple[list[tuple[int, str, str]], list[tuple[int, int]]]:
     """(renames, changed spans): each consistent identifier map of the changed lines as (offset in
     ``after`` of an occurrence of the new name, old, new), and the spans of ``after`` that changed."""
@@ -83,14 +102,15 @@ def line_renames(before: str, after: str) -> tuple[list[tuple[int, str, str]], l
     hb = len(before) if tail < 0 else tail + 1
     ha = ea + (hb - eb)
     a_spans, b_spans = _line_spans(before, lo, hb), _line_spans(after, lo, ha)
-    if max(len(a_spans), len(b_spans)) > MAX_CHANGED_LINES:
+    if max(len(a_spans), len(b_spans)) > MAX_REGION_LINES:
         return [], [(lo, ha)]
     a_lines = [before[s:e] for s, e in a_spans]
     b_lines = [after[s:e] for s, e in b_spans]
+    ops = [o for o in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes() if o[0] != "equal"]
+    if sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in ops) > MAX_CHANGED_LINES:
+        return [], [(lo, ha)]
     pairs, changed, gone, came = [], [], [], []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
+    for tag, i1, i2, j1, j2 in ops:
         if j2 > j1:
             changed.append((b_spans[j1][0], b_spans[j2 - 1][1]))
         if tag == "replace" and i2 - i1 == j2 - j1:
@@ -140,6 +160,8 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidat
     text = home.doc.text
     renames, changed = line_renames(home.doc.history[-1], text) if home.doc.history else ([], [])
     targets = {new for _, _, new in renames}  # names the history gave to other things
+    out: list[Candidate] = []
+    done: set[str] = set()
     for before in home.doc.history:
         change = identifier_change(before, text)
         if change is None:
@@ -151,9 +173,9 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidat
             continue  # both still declared: the user switched to a variable they declared, no rename
         got = _sites(parsed, home, start, old, new)
         if got is not None:  # the old name's occurrences the user wrote for something else stay
-            return _candidates(got[0], got[1], home, old, new, changed if old in targets else ())
-    out: list[Candidate] = []
-    done: set[str] = set()
+            out = _candidates(got[0], got[1], home, old, new, changed if old in targets else ())
+            done.add(old)  # the newest rename first; the history's other renames follow
+            break
     for start, old, new in sorted(renames, key=lambda r: not binds(home, r[0], r[2])):
         if old in done:
             continue
