@@ -93,6 +93,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     repeat_max_sites: Annotated[int, Meta(ge=1, le=100_000)] = 6
     repeat_max_results: Annotated[int, Meta(ge=1, le=100_000)] = 8
     repeat_all_sites: bool = False
+    # A document larger than this (generated code, a data dump) gets no next edits: a rule learnt
+    # there matches at thousands of places, and every parse of it costs the whole request.
+    max_document_chars: Annotated[int, Meta(ge=1, le=1_000_000_000)] = 1_000_000
     # A request (and the client applying its edits) gives up after this; a cold CPU model
     # refilling dozens of locations takes seconds, never this long.
     timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000

@@ -92,8 +92,11 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     (``expected`` None: a call whose new argument is unknown, the model-only path) go to the
     model, nearest first, up to ``max_model_candidates`` and within ``model_budget_ms``."""
     t0 = time.perf_counter()
-    cands, parsed = find_candidates(query, grammars)
     opts = query.options
+    home = next((d for d in query.docs if d.uri == query.cursor_uri), None)
+    if home is None or len(home.text) > opts.max_document_chars or "\x00" in home.text:
+        return Outcome([], [])  # huge or binary (a NUL character): nothing to learn there
+    cands, parsed = find_candidates(query, grammars)
     cands.sort(key=lambda c: (c.uri != query.cursor_uri, abs(c.start - query.cursor)))
     cands = cands[: opts.max_candidates]
     t1 = time.perf_counter()

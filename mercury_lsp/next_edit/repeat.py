@@ -82,6 +82,7 @@ RENAME_CONFIDENCE = 0.8
 PATTERN_CONFIDENCE = 0.5  # plus ANCHOR_BONUS per anchor token matched
 ANCHOR_BONUS = 0.05
 OTHER_DOCUMENT_PENALTY = 0.3  # a public rename across files ranks below in-file edits
+NEXT_SITE_CONFIDENCE = 0.35  # the next of a change's too many places: a guess at where the user goes
 
 
 # ---------------------------------------------------------------------------- sites
@@ -94,6 +95,7 @@ class Site:
     anchor: int  # anchor tokens matched (wildcards not counted)
     rename: bool
     age: int = 0  # the example's age (0: the newest edit)
+    next_only: bool = False  # the next of too many sites (``_next_in_document``)
 
 
 def _reindent(text: str, example_indent: str, site_indent: str) -> str:
@@ -317,6 +319,8 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         local_names = _locals_used(rule, home_parsed)
         shaped = keyword_shape(rule) if rule.lead and rule.trail else None
         variants = list(_backed_off(rule))
+        before = len(sites)
+        next_site: Site | None = None  # of the most specific pattern that matched too many places
         for variant in (*variants, *([shaped] if shaped is not None else [])):
             if variant is not shaped and variants is None or variant.pattern_chars < MIN_PATTERN_CHARS:
                 continue
@@ -326,6 +330,8 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)
                      and (s.doc is home or all(word_in(n, s.doc.text) for n in local_names))]
             if len(found) > opts.repeat_max_sites:
+                if next_site is None and variant is not shaped:
+                    next_site = _next_in_document(found, query, ex.age)
                 variants = None  # broader literal anchors match more; the keyword-shaped one is tried
                 continue
             for s in found:
@@ -334,7 +340,21 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             # sites only in other documents: broader anchors may still find the example's siblings
             if any(s.doc is home for s in found) and not opts.repeat_all_sites:
                 variants = None
+        if len(sites) == before and next_site is not None:
+            sites.append(next_site)
     return _rank(sites, query)
+
+
+def _next_in_document(found: list[Site], query: NextEditQuery, age: int) -> Site | None:
+    """Of a rule's too many sites, the first below the cursor in its document: a change the user
+    makes at many places is made top to bottom, so its next place is the likeliest next edit
+    (offered alone, ranked low: ``NEXT_SITE_CONFIDENCE``)."""
+    below = [s for s in found if s.doc.uri == query.cursor_uri and s.start >= query.cursor]
+    if not below:
+        return None
+    site = min(below, key=lambda s: s.start)
+    site.age, site.next_only = age, True
+    return site
 
 
 def _locals_used(rule: Rule, parsed: ParsedDoc | None) -> set[str]:
@@ -377,6 +397,8 @@ def _rank(sites: list[Site], query: NextEditQuery) -> list[Prediction]:
             continue
         spans.append((s.start, s.end))
         conf = RENAME_CONFIDENCE if s.rename else min(0.95, PATTERN_CONFIDENCE + ANCHOR_BONUS * s.anchor)
+        if s.next_only:
+            conf = NEXT_SITE_CONFIDENCE
         conf -= AGE_PENALTY * s.age
         where = ""
         if s.doc.uri != query.cursor_uri:
