@@ -43,6 +43,11 @@ dtolnay/anyhow MIT OR Apache-2.0, sindresorhus/p-map MIT, expressjs/morgan MIT; 
         --repo expressjs/morgan=GIT_DIR:MIT
     python -m benchmarks.next_edit_v2 --cases benchmarks/data/next_edit_v2/heldout2.jsonl.gz \
         --out benchmarks/results/next_edit_v2_heldout2.json
+
+heldout2's misses were read in turn (its false positives led to a scope fix), so a third set,
+``heldout3.jsonl.gz`` (150 cases: pallets/click BSD-3-Clause, gorilla/mux BSD-3-Clause,
+serde-rs/json MIT OR Apache-2.0, chalk/chalk MIT, sindresorhus/execa MIT), is only ever run for
+its totals, never read case by case: the figure of how the rules carry to code nobody looked at.
 """
 
 from __future__ import annotations
