@@ -353,6 +353,7 @@ class BudgetTrainer:
         start, start_elapsed = time.perf_counter(), self.elapsed
         last_save = last_eval = start
         window_t0, window_tokens, window_loss = start, 0, torch.zeros((), device=self.device)
+        window_steps = 0  # steps in the loss window (the compile probe's steps are not)
 
         def tick() -> None:
             self.elapsed = start_elapsed + time.perf_counter() - start
@@ -367,13 +368,15 @@ class BudgetTrainer:
             tokens_before = self.tokens
             window_loss += self.train_step()
             window_tokens += self.tokens - tokens_before
+            window_steps += 1
             tick()
             now = time.perf_counter()
             if self.step % run.log_every == 0:
-                self.log({"step": self.step, "tokens": self.tokens, "loss": float(window_loss) / run.log_every,
+                self.log({"step": self.step, "tokens": self.tokens, "loss": float(window_loss) / window_steps,
                           "lr": self.lr(), "tokens_per_s": window_tokens / (now - window_t0),
                           "elapsed_s": round(self.elapsed, 2), "causal": self.phase_causal()})
                 window_t0, window_tokens, window_loss = time.perf_counter(), 0, torch.zeros((), device=self.device)
+                window_steps = 0
             if now - last_eval > run.eval_every_s:
                 self.log({"event": "eval", "step": self.step, "tokens": self.tokens, **self.evaluate()})
                 last_eval = time.perf_counter()
