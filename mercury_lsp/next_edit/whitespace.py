@@ -79,18 +79,16 @@ def _reindent(text: str, start: int, p: str, q: str) -> list[tuple[int, int, str
 def _unit_change(pairs: set[tuple[str, str]]):
     """A function converting an indentation the way every (old, new) pair was (spaces to tabs, ``w``
     spaces a tab, or back); None when the pairs are no such conversion."""
-    if not pairs:
-        return None
-    if all(set(a) == {" "} and set(b) == {"\t"} for a, b in pairs):
-        widths = {len(a) // len(b) for a, b in pairs if len(a) % len(b) == 0}
-        if len(widths) == 1 and all(len(a) % len(b) == 0 for a, b in pairs):
-            w = widths.pop()
+    for old_ch, new_ch in ((" ", "\t"), ("\t", " ")):
+        if not pairs or not all(set(a) == {old_ch} and set(b) == {new_ch} for a, b in pairs):
+            continue
+        widths = {len(a) / len(b) if old_ch == " " else len(b) / len(a) for a, b in pairs}  # spaces a tab
+        if len(widths) != 1 or not (w := widths.pop()).is_integer() or w < 1:
+            return None
+        w = int(w)
+        if old_ch == " ":
             return lambda ind: "\t" * (len(ind) // w) if ind and set(ind) == {" "} and len(ind) % w == 0 else None
-    if all(set(a) == {"\t"} and set(b) == {" "} for a, b in pairs):
-        widths = {len(b) // len(a) for a, b in pairs if len(b) % len(a) == 0}
-        if len(widths) == 1 and all(len(b) % len(a) == 0 for a, b in pairs):
-            w = widths.pop()
-            return lambda ind: " " * (len(ind) * w) if ind and set(ind) == {"\t"} else None
+        return lambda ind: " " * (len(ind) * w) if ind and set(ind) == {"\t"} else None
     return None
 
 

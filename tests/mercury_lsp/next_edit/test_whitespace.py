@@ -49,3 +49,9 @@ def test_indentation_converted_to_tabs_converts_the_next_run_of_lines_below():
     assert [p.new_text for p in edits(after.replace("  queue.start();\n", "   queue.start();\n"), mixed)] == [
         "\tawait queue.onIdle();"]
     assert edits(src.replace("  queue.onEmpty", "\t queue.onEmpty", 1), src) == []  # no conversion
+
+
+def test_indentation_converted_to_spaces_converts_the_next_run_too():
+    src = "def f():\n\tif x:\n\t\treturn 1\n\n\ndef g():\n\treturn 2\n"
+    after = src.replace("\tif x:\n\t\treturn 1\n", "    if x:\n        return 1\n")
+    assert [p.new_text for p in edits(after, src)] == ["    return 2"]
