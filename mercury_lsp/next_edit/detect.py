@@ -24,10 +24,13 @@ from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
 
 # Fields through which a definition holds its parameter list: C's declarators (``int f(int a)``,
-# ``int *f(int a)``), a variable bound to a function (``const f = (a) => ...``).
-PARAMETER_HOLDERS = ("declarator", "value")
+# ``int *f(int a)``), a variable or a member assigned a function (``const f = (a) => ...``,
+# ``Command.prototype.help = function (cb) {...}``).
+PARAMETER_HOLDERS = ("declarator", "value", "right")
+# Fields leading from a definition to its name: ``name``, C's declarator chain, an assigned member.
+NAME_FIELDS = ("name", "declarator", "left", "property")
 MAX_HOLDER_DEPTH = 3  # declarators nest (pointer, function): a few levels reach the name
-NAME_NODES = ("identifier", "field_identifier")  # a declarator that is the function's name
+NAME_NODES = ("identifier", "field_identifier", "property_identifier")  # a function's name
 # Entries of a parameter list that are no parameter: Python's ``*`` and ``/`` markers, comments.
 NOT_PASSED = ("keyword_separator", "positional_separator", "comment")
 # Nodes whose functions are methods (owned by the type: ``(owner, name)`` keys a signature).
@@ -93,10 +96,7 @@ def _parameter_list(func):
 def _function_name(func, b: TextIndex) -> str | None:
     node = func
     for _ in range(MAX_HOLDER_DEPTH + 1):
-        name = node.child_by_field_name("name")
-        if name is not None:
-            return b.node_text(name)
-        node = node.child_by_field_name("declarator")
+        node = next((c for f in NAME_FIELDS if (c := node.child_by_field_name(f)) is not None), None)
         if node is None:
             return None
         if node.type in NAME_NODES:
@@ -110,6 +110,9 @@ def _owner(func, b: TextIndex) -> str:
     receiver = func.child_by_field_name("receiver")
     if receiver is not None:
         return next((b.node_text(n) for n in walk(receiver) if n.type == "type_identifier"), "?")
+    target = func.child_by_field_name("left")  # ``Command.prototype.help = function (cb) {...}``
+    if target is not None and target.child_by_field_name("object") is not None:
+        return b.node_text(target.child_by_field_name("object"))
     node = func.parent
     while node is not None and node.type not in FUNCTION_SCOPES and node.type not in CLASS_NODES:
         node = node.parent

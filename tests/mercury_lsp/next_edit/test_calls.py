@@ -145,6 +145,10 @@ def test_javascript_methods_arrow_functions_and_scope():
     got, preds = follow("file:///a.js", src, after, other)
     assert got == after  # the edited call was the only one here
     assert [(p.uri, p.old_text, p.new_text) for p in preds] == [("file:///b.js", "'hi'", "'hi', {retry: 1}")]
+    # a method assigned to a prototype: ``x.f(...)`` calls follow, a bare ``f(...)`` is another thing
+    proto = "Command.prototype.help = function (cb, code) {};\nthis.help(log, 1);\nhelp(log, 1);\n"
+    got, _ = follow("file:///p.js", proto, proto.replace("(cb, code)", "(code, cb)"))
+    assert got == proto.replace("(cb, code)", "(code, cb)").replace("this.help(log, 1)", "this.help(1, log)")
     # an arrow function's parameters reordered: its calls follow, not a parameter that shadows it
     after = src.replace("(a, b) =>", "(b, a) =>")
     got, _ = follow("file:///a.js", src, after)

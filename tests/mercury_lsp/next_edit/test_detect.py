@@ -36,10 +36,11 @@ def sigs(grammar: str, src: str) -> dict[tuple[str, str], tuple]:
     ("tsx", "function Row(props: Props, key = 0) { return <div />; }\n",
      {("", "Row"): ((("props", False), ("key", True)), False)}),
     ("javascript", "function wrap(text, width = 80, {indent}) {}\nconst log = function (msg) {};\n"
-                   "class Command { option(flags, description) {} }\n",
+                   "class Command { option(flags, description) {} }\nCommand.prototype.help = function (cb) {};\n",
      {("", "wrap"): ((("text", False), ("width", True), ("{indent}", False)), False),
       ("", "log"): ((("msg", False),), False),
-      ("Command", "option"): ((("flags", False), ("description", False)), False)}),
+      ("Command", "option"): ((("flags", False), ("description", False)), False),
+      ("Command.prototype", "help"): ((("cb", False),), False)}),
     ("python", "class A:\n    def m(self, a, b=1):\n        pass\n\n    @staticmethod\n    def s(a, *, k):\n        pass\n\n"
                "def f(a, *args: int, **kw):\n    pass\n",
      {("A", "m"): ((("a", False), ("b", True)), False), ("A", "s"): ((("a", False), ("k", False)), False),
