@@ -49,6 +49,8 @@ SPREAD_ARGUMENTS = ("list_splat", "dictionary_splat", "parenthesized_list_splat"
                     "variadic_argument")
 KEYWORD_ARGUMENTS = ("keyword_argument",)
 MAX_CALLEE_DEPTH = 2  # a callee is the name or one access above it (``x.f``, ``pkg.F``, ``T::f``)
+PATH_FIELD = "path"  # of a path callee: the type or module before ``::f`` (Rust)
+SELF_TYPE = "Self"  # a path naming the enclosing impl's own type
 LANGUAGE_OF = {"tsx": "typescript"}  # grammars of one language: their documents call each other
 
 
@@ -153,9 +155,10 @@ def _call_args(call, b: TextIndex) -> tuple[Any, list, list[str]] | None:
     return args, positional, keywords
 
 
-def _call_of(name) -> tuple[Any, bool] | None:
-    """(call, bare) for a callee name the query file captured (``@call``): the call it names, and
-    whether the callee is the bare name (``f(...)``) rather than ``x.f`` / ``pkg.F`` / ``T::f``."""
+def _call_of(name, b: TextIndex) -> tuple[Any, bool, str | None] | None:
+    """(call, bare, type path) for a callee name the query file captured (``@call``): the call it
+    names, whether the callee is the bare name (``f(...)``) rather than ``x.f`` / ``pkg.F`` /
+    ``T::f``, and the type or module a path call names (``T`` of ``a::T::f``; else None)."""
     node = name.parent
     for _ in range(MAX_CALLEE_DEPTH):
         if node is None:
@@ -164,26 +167,36 @@ def _call_of(name) -> tuple[Any, bool] | None:
             callee = node.child_by_field_name("function")
             bare = (callee.start_byte, callee.end_byte) == (name.start_byte, name.end_byte) if callee is not None \
                 else node.child_by_field_name("object") is None  # Java: ``f(...)`` or ``x.f(...)``
-            return node, bare
+            path = callee.child_by_field_name(PATH_FIELD) if callee is not None else None
+            return node, bare, None if path is None else _type_name(b.node_text(path))
         node = node.parent
     return None
 
 
+def _type_name(text: str) -> str:
+    """``Job`` of ``crate::exec::Job``, ``Job<'a>``, ``*Job``."""
+    return text.split("<")[0].split("::")[-1].lstrip("*&").strip()
+
+
 def _calls_to(p: ParsedDoc, sig: Signature, grammars: Grammars, home: ParsedDoc) -> list:
-    """Calls of ``sig`` in ``p``: ``x.f(...)`` / ``pkg.F(...)`` / ``T::f(...)`` for any function,
-    ``f(...)`` for a free one, unless ``f`` there is another binding (a parameter of the
-    enclosing function, or another document's own definition of a function ``f``)."""
+    """Calls of ``sig`` in ``p``: ``x.f(...)`` / ``pkg.F(...)`` / ``T::f(...)`` for any function
+    (``T`` being the method's own type, or ``Self``, when it is one), ``f(...)`` for a free one,
+    unless ``f`` there is another binding (a parameter of the enclosing function, or another
+    document's own definition of a function ``f``)."""
     got = captures(grammars, p)
     out = []
     local_def = p is not home and any(p.b.node_text(n) == sig.name for n in got["definition"])
+    owner = _type_name(sig.cls)
     for name in got["call"]:
         if p.b.node_text(name) != sig.name:
             continue
-        found = _call_of(name)
+        found = _call_of(name, p.b)
         if found is None:
             continue
-        call, bare = found
+        call, bare, path = found
         if bare and (sig.cls or local_def or _parameter_named(p, got, call, sig.name)):
+            continue
+        if sig.cls and path is not None and path not in (owner, SELF_TYPE):  # ``Vec::new`` for ``Job::new``
             continue
         out.append(call)
     return out

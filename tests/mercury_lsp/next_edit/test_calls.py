@@ -110,6 +110,7 @@ fn run(j: &Job, c: &mut String, p: PathBuf) {
     j.generate(c, &p);
     j.generate(&mut String::new(), &p);
     let k = Job::new(4, "x");
+    let m = Mutex::new(4, "y");
 }
 """
 
