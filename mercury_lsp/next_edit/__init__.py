@@ -7,13 +7,16 @@ Pipeline (runs on the engine worker; no LSP types here):
    turns one identifier into another is a *rename* (``foo`` -> ``bar``), and so are the
    identifier maps of the lines changed over the whole recent history (several hunks, several
    names at once, a rename back to a used name at its binding); a function whose
-   parameter count differs between the oldest of them and now is a *signature change*.
+   parameters differ between the oldest of them and now is a *signature change* (in every
+   grammar: the query files capture the functions and their parameter lists).
 2. **Where** (tree-sitter decides) — for a rename, the remaining occurrences of the old name tied
    to the edited one: scope-aware for parameters and locals (nested scopes that rebind the name
    are skipped; attribute names and keyword-argument names are not variables), module-wide plus
    importing documents for module-level functions and classes, every ``x.name`` across the open
-   documents for attributes and methods. For a signature change, the calls whose argument count
-   matched the old signature and no longer matches the new one. When syntax ties nothing, the
+   documents for attributes and methods. For a signature change, the calls (``x.f(...)``,
+   ``pkg.F(...)``, ``T::f(...)``, a bare ``f(...)`` for a free function) whose arguments fitted
+   the old signature and no longer fit the new one, or fit both when the parameters were
+   reordered or removed. When syntax ties nothing, the
    model-only path scores every token around the edit before and after it (batched masked
    passes) and takes the identifiers whose likelihood dropped.
 3. **What** — where the syntax determines the new text (the user's identifier at a tied
@@ -38,12 +41,14 @@ at the cursor: a name cut short, a half-typed line finished like the document's 
 the same way, or by the model).
 
 Modules: ``detect`` (1), ``candidates`` (1-2 for renames and signatures; ``find_candidates``),
-``locate`` (2: scopes, calls, the model-only path), ``refill`` (3), ``pipeline`` (4, ``predict``
+``locate`` (2: scopes, the model-only path), ``calls`` (1-2 for signature changes: the calls and
+their arguments rebuilt), ``refill`` (3), ``pipeline`` (4, ``predict``
 running it all, the model's time box, and ``to_result``) and the rules above; shared by them:
 ``query`` (inputs, outputs and the engine surface), ``text`` (diffs, identifiers), ``tree``
 (tree-sitter helpers; lines, bytes and positions come from ``mercury_lsp.text``), ``scopes`` (the
 enclosing function, how a name is bound), ``prose`` (comments and strings) and ``symbols``
-(a query file per grammar in ``queries/``: definitions, parameters, calls, references, imports).
+(a query file per grammar in ``queries/``: definitions, parameters, calls, references, imports,
+and the functions, receivers, defaults and variadic parameters of signatures).
 Around the pipeline: ``service`` (``NextEditService``, one per connection: query, cache, checks
 before applying), ``handlers`` (the LSP requests) and ``command`` (the ``mercury-lsp next-edit``
 command's work). The tuning, ``NextEditOptions``, is the ``nextEdit`` part of the typed settings

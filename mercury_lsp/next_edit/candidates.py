@@ -22,8 +22,9 @@ from __future__ import annotations
 import difflib
 import re
 
+from mercury_lsp.next_edit.calls import signature_candidates
 from mercury_lsp.next_edit.detect import identifier_change
-from mercury_lsp.next_edit.locate import rename_sites_generic, rename_sites_python, signature_candidates
+from mercury_lsp.next_edit.locate import rename_sites_generic, rename_sites_python
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery
 from mercury_lsp.next_edit.rules import PATH_SEPARATORS, TOKEN
 from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, distinctive, fresh_name, scope_of

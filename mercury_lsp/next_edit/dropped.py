@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from mercury_lsp.next_edit.calls import ARGUMENT_LISTS
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
 from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.symbols import captures, parsed_before
@@ -18,7 +19,6 @@ from mercury_lsp.next_edit.text import diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.syntax import Grammars
 
-ARGUMENT_LISTS = ("argument_list", "arguments")
 CONFIDENCE = 0.5
 MAX_SITES = 4  # more uses than this: the user is reworking the code, not dropping one argument
 

@@ -2,16 +2,12 @@
 
 Renames: the old name's occurrences tied to the edited binding (scope-aware for parameters and
 locals; module-wide plus importing documents for module-level names; ``x.name`` for attributes).
-Signature changes: the calls whose argument count matched the old signature and no longer does.
+Signature changes: ``calls.signature_candidates``.
 Otherwise the model-only path (``drop_candidates``) takes identifiers whose likelihood dropped.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from mercury_lsp.next_edit.calls import rebind, splice
-from mercury_lsp.next_edit.detect import Signature, inserted_index, signatures
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
 from mercury_lsp.next_edit.scopes import declaring_scopes
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
@@ -25,7 +21,6 @@ from mercury_lsp.next_edit.tree import (
     param_nodes,
     walk,
 )
-from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
 
 # Scopes of Python that bind their own names.
@@ -206,95 +201,6 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
         local = declaring_scopes(home, old)
         sites = [(p, n) for p, n in sites if not any(lo <= home.b.char(n.start_byte) < hi for lo, hi in local)]
     return sites, ("local" if scope is func else "document")
-
-
-# ---------------------------------------------------------------------------- signatures
-def _call_args(call, b: TextIndex) -> tuple[Any, list, list[str]] | None:
-    """(argument_list node, positional arg nodes, keyword names), None when unanalysable."""
-    args = call.child_by_field_name("arguments")
-    if args is None or args.type != "argument_list":
-        return None
-    positional, keywords = [], []
-    for a in args.named_children:
-        if a.type == "comment":
-            continue
-        if a.type in ("list_splat", "dictionary_splat", "parenthesized_list_splat"):
-            return None
-        if a.type == "keyword_argument":
-            k = a.child_by_field_name("name")
-            keywords.append(b.node_text(k) if k is not None else "")
-        else:
-            positional.append(a)
-    return args, positional, keywords
-
-
-def _calls_to(root, sig: Signature, b: TextIndex) -> list:
-    out = []
-    for n in walk(root):
-        if n.type != "call":
-            continue
-        fn = n.child_by_field_name("function")
-        if fn is None:
-            continue
-        if fn.type == "identifier" and not sig.cls and b.node_text(fn) == sig.name:
-            out.append(n)
-        elif fn.type == "attribute":
-            attr = fn.child_by_field_name("attribute")
-            if attr is not None and b.node_text(attr) == sig.name:
-                out.append(n)
-    return out
-
-
-def signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: str,
-                          grammars: Grammars) -> list[Candidate]:
-    parser = grammars.parser(home.doc.grammar)
-    if parser is None or home.doc.grammar != "python":
-        return []
-    bb = TextIndex(before_text)
-    old_sigs = signatures(parser.parse(bb.data), bb)
-    new_sigs = signatures(home.tree, home.b)
-    p0, _, pe = diff_region(before_text, home.doc.text)
-    cands: list[Candidate] = []
-    for key, new in new_sigs.items():
-        old = old_sigs.get(key)
-        if old is None or old.splat or new.splat or [n for n, _ in old.params] == [n for n, _ in new.params]:
-            continue
-        idx = inserted_index(old, new)
-        added = len(new.params) > len(old.params)
-        calls = [(p, c) for p in parsed if p.doc.grammar == home.doc.grammar
-                 for c in _calls_to(p.tree.root_node, new, p.b)]
-        example: str | None = None
-        targets = []
-        for p, call in calls:
-            got = _call_args(call, p.b)
-            if got is None:
-                continue
-            args, positional, keywords = got
-            ok_new, ok_old = new.accepts(len(positional), keywords), old.accepts(len(positional), keywords)
-            in_edit = p is home and p.b.char(call.start_byte) <= pe and p.b.char(call.end_byte) >= p0
-            if ok_new and not ok_old and in_edit and example is None and added and len(positional) > idx:
-                example = p.b.node_text(positional[idx])
-            elif ok_old and (not ok_new or (len(old.params) == len(new.params) and not in_edit)):  # reordered/renamed
-                targets.append((p, args, positional, keywords))
-        for p, args, positional, keywords in targets:
-            s, e = p.b.char(args.start_byte) + 1, p.b.char(args.end_byte) - 1
-            inner = p.doc.text[s:e]
-            items = [a for a in args.named_children if a.type != "comment"]
-            texts = [p.b.node_text(a) for a in items]
-            kw = [(k, p.b.node_text(a)) for k, a in zip(keywords, (a for a in items if a.type == "keyword_argument"),
-                                                        strict=True)]
-            new_args = rebind(old, new, [p.b.node_text(a) for a in positional], kw, example)
-            expected = None if new_args is None else splice(
-                inner, [(p.b.char(a.start_byte) - s, p.b.char(a.end_byte) - s) for a in items], texts, new_args)
-            if new_args is not None and expected is None:
-                continue  # the call is right as it is
-            label = f"{new.cls}.{new.name}" if new.cls else new.name
-            cands.append(Candidate(
-                p.doc.uri, s, e, inner, "signature", expected,
-                f"call of {label}() passes {len(positional) + len(keywords)} argument(s); "
-                f"its signature now has {len(new.params)} parameter(s)",
-                arg_count=len(positional) + len(keywords) + len(new.params) - len(old.params)))
-    return cands
 
 
 # ---------------------------------------------------------------------------- model only

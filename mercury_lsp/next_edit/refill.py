@@ -16,6 +16,7 @@ from fractions import Fraction
 from engine.errors import EngineError, InvalidRequestError
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.engine_client import EngineCancelled
+from mercury_lsp.next_edit.calls import ARGUMENT_LISTS
 from mercury_lsp.next_edit.query import (
     Candidate,
     DocState,
@@ -25,7 +26,7 @@ from mercury_lsp.next_edit.query import (
     check_cancelled,
 )
 from mercury_lsp.next_edit.text import diff_region
-from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited, walk
+from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.schema import EditSource
 from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
@@ -115,22 +116,28 @@ def _refill_window(model: EditModel, w: _Window, opts: NextEditOptions, cancel) 
         return _refill_window(model, a, opts, cancel) + _refill_window(model, b, opts, cancel)
 
 
-def _arg_count(text: str, grammars: Grammars) -> int | None:
-    parser = grammars.parser("python")
+def _arg_count(c: Candidate, text: str, doc: ParsedDoc, grammars: Grammars) -> int | None:
+    """The arguments of ``c``'s call with its inside (``c``'s span) replaced by ``text``, in the
+    document's own grammar (reparsed incrementally); None when that argument list has errors."""
+    parser = grammars.parser(doc.doc.grammar)
     if parser is None:
         return None
-    src = ("f(" + text + ")").encode("utf-8")
-    tree = parser.parse(src)
-    if tree.root_node.has_error:
+    new = TextIndex(doc.doc.text[:c.start] + text + doc.doc.text[c.end:])
+    tree = doc.tree.copy()
+    tree.edit(doc.b.byte(c.start), doc.b.byte(c.end), new.byte(c.start + len(text)),
+              doc.b.point(c.start), doc.b.point(c.end), new.point(c.start + len(text)))
+    tree = parser.parse(new.data, tree)
+    lo, hi = new.byte(c.start) - 1, new.byte(c.start + len(text)) + 1  # the parentheses
+    node = tree.root_node.descendant_for_byte_range(lo, hi)
+    while node is not None and (node.start_byte, node.end_byte) != (lo, hi):
+        node = node.parent if node.start_byte >= lo and node.end_byte <= hi else None
+    if node is None or node.type not in ARGUMENT_LISTS or node.has_error:
         return None
-    for n in walk(tree.root_node):
-        if n.type == "argument_list":
-            return sum(1 for a in n.named_children if a.type != "comment")
-    return None
+    return sum(1 for a in node.named_children if a.type != "comment")
 
 
 def _decide(c: Candidate, model_text: str, model_conf: float, opts: NextEditOptions,
-            grammars: Grammars) -> tuple[str, EditSource, float] | None:
+            doc: ParsedDoc, grammars: Grammars) -> tuple[str, EditSource, float] | None:
     """(new text, source, confidence before scoring); confidence < 0: score ``expected``."""
     if c.kind == "rename":
         if model_text.strip() == c.expected:
@@ -140,7 +147,7 @@ def _decide(c: Candidate, model_text: str, model_conf: float, opts: NextEditOpti
         if c.expected is not None and model_text.strip() == c.expected.strip():
             return c.expected, "model", model_conf
         if (model_conf >= opts.model_min_confidence and model_text.strip()
-                and _arg_count(model_text, grammars) == c.arg_count):
+                and _arg_count(c, model_text, doc, grammars) == c.arg_count):
             return model_text, "model", model_conf
         if c.expected is not None:
             return c.expected, "scored", -1.0
@@ -170,7 +177,7 @@ def predict_with_model(model: EditModel, query: NextEditQuery, cands: list[Candi
             decided = []
             to_score = []
             for i, (c, (text, conf)) in enumerate(zip(w.cands, fills, strict=True)):
-                d = _decide(c, text, conf, opts, grammars)
+                d = _decide(c, text, conf, opts, doc, grammars)
                 if d is None:
                     continue
                 decided.append((i, c, d, text))

@@ -2,11 +2,14 @@
 has): the names a document defines, its parameters, calls, references and import statements.
 
 Each query file captures ``@definition``, ``@parameter``, ``@call``, ``@reference`` and
-``@import``; ``captures`` runs the document's query once and groups the nodes by capture. The
-compiled queries are cached per grammar (compiling is the costly part); a grammar without a
-query file gets empty groups. A query file whose first line after its title is
-``; inherits: OTHER`` starts with OTHER's patterns (as Neovim's query files do): TSX is
-TypeScript's, C++ adds to C's. The captures of the last few texts, and the parses of the texts
+``@import``, and for signatures (``detect.signatures``) ``@function`` (a function with its
+parameters), ``@receiver`` (a parameter a call does not pass in its parentheses: Rust's
+``self``, a Python method's first), ``@static`` (a Python staticmethod: no receiver),
+``@optional`` (a parameter with a default) and ``@variadic``. ``captures`` runs the document's
+query once and groups the nodes by capture. The compiled queries are cached per grammar
+(compiling is the costly part); a grammar without a query file gets empty groups. A query file
+whose first line after its title is ``; inherits: OTHER`` starts with OTHER's patterns (as
+Neovim's query files do): TSX is TypeScript's, C++ adds to C's. The captures of the last few texts, and the parses of the texts
 before an edit (``parsed_before``), are kept: the steps of one request share them.
 """
 
@@ -23,6 +26,7 @@ from mercury_lsp.text import TextIndex
 
 QUERY_DIR = Path(__file__).parent / "queries"
 CAPTURES = ("definition", "parameter", "call", "reference", "import")
+SIGNATURE_CAPTURES = ("function", "receiver", "static", "optional", "variadic")
 
 CACHED_TEXTS = 8  # captures and parses kept (a request reads a few documents and their past)
 
@@ -85,12 +89,12 @@ def _query(grammars: Grammars, grammar: str):
 
 
 def captures(grammars: Grammars, doc: ParsedDoc) -> dict[str, list]:
-    """Nodes per capture name (``CAPTURES``), in document order."""
+    """Nodes per capture name (``CAPTURES`` and ``SIGNATURE_CAPTURES``), in document order."""
     key = (doc.doc.grammar or "", doc.doc.text)
     hit = _captured.get(key)
     if hit is not None:
         return hit
-    out: dict[str, list] = {name: [] for name in CAPTURES}
+    out: dict[str, list] = {name: [] for name in CAPTURES + SIGNATURE_CAPTURES}
     query = _query(grammars, doc.doc.grammar) if doc.doc.grammar else None
     if query is None:
         return out

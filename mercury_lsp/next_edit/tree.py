@@ -1,6 +1,6 @@
 """Tree-sitter helpers shared by the next-edit steps: parsed documents (with their
-``mercury_lsp.text.TextIndex``), tree walking, and the Python node shapes both the change detection (signatures) and
-the location search (scopes) read."""
+``mercury_lsp.text.TextIndex``), tree walking, and the Python node shapes the location search
+(scopes) reads."""
 
 from __future__ import annotations
 

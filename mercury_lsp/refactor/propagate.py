@@ -25,12 +25,13 @@ from mercury_lsp.config import NextEditOptions
 from mercury_lsp.next_edit import DocState, NextEditQuery, diff_region, predict
 from mercury_lsp.next_edit.detect import signatures
 from mercury_lsp.next_edit.query import EditModel, Prediction
+from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.refactor.changes import FileChange, Report
 from mercury_lsp.refactor.files import GIT_TIMEOUT_S, InputError, Source, list_files, read_source
 from mercury_lsp.refactor.mentions import DOC_SUFFIXES, mention_edits, renamed_symbol
 from mercury_lsp.refactor.patch import FilePatch, PatchError, apply_hunks, parse_patch, resolve
 from mercury_lsp.syntax import Grammars
-from mercury_lsp.text import PositionEncoding, TextIndex
+from mercury_lsp.text import PositionEncoding
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Identifiers of the changed lines that say nothing about where the edit must follow.
@@ -149,14 +150,15 @@ def mentions_of(edited: list[EditedFile], others: list[Source], taken: list[Pred
 
 
 def signature_changed(ef: EditedFile, grammars: Grammars) -> bool:
-    """Did the edit change the parameter names of a Python function?"""
-    parser = grammars.parser(ef.source.grammar) if ef.source.grammar == "python" else None
-    if parser is None:
+    """Did the edit change the parameter names of a function (any grammar with a query file)?"""
+    if ef.source.grammar is None:
         return False
     sigs = []
     for text in (ef.before, ef.after):
-        index = TextIndex(text)
-        sigs.append({k: [n for n, _ in s.params] for k, s in signatures(parser.parse(index.data), index).items()})
+        parsed = parse_all([DocState(ef.source.uri, text, ef.source.grammar, None)], grammars)
+        if not parsed:
+            return False
+        sigs.append({k: [n for n, _ in s.params] for k, s in signatures(parsed[0], grammars).items()})
     return any(k in sigs[1] and sigs[1][k] != v for k, v in sigs[0].items())
 
 

@@ -12,3 +12,8 @@
 (type_identifier) @reference
 (package_identifier) @reference
 (import_spec) @import
+; signatures: the functions (a method's receiver is its own field, not a parameter) and variadic
+; parameters (next_edit.detect)
+(function_declaration) @function
+(method_declaration) @function
+(variadic_parameter_declaration) @variadic

@@ -8,3 +8,7 @@
 (identifier) @reference
 (type_identifier) @reference
 (import_declaration) @import
+; signatures: the methods and constructors, and variadic parameters (next_edit.detect)
+(method_declaration) @function
+(constructor_declaration) @function
+(spread_parameter) @variadic

@@ -9,3 +9,12 @@
 (call_expression function: (member_expression property: (property_identifier) @call))
 (identifier) @reference
 (import_statement) @import
+; signatures: the functions (a variable or a member assigned an arrow function or a function
+; expression included), parameters with a default, and rest parameters (next_edit.detect)
+(function_declaration) @function
+(generator_function_declaration) @function
+(method_definition) @function
+(variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @function
+(assignment_expression left: (member_expression property: (property_identifier)) right: [(arrow_function) (function_expression)]) @function
+(formal_parameters (assignment_pattern) @optional)
+(rest_pattern) @variadic

@@ -14,3 +14,13 @@
 (import_statement) @import
 (import_from_statement) @import
 (future_import_statement) @import
+; signatures: the functions, their receivers (a method's first parameter, but a staticmethod's),
+; parameters with a default and variadic ones (next_edit.detect)
+(function_definition) @function
+(class_definition body: (block (function_definition parameters: (parameters . [(identifier) (typed_parameter)] @receiver))))
+(class_definition body: (block (decorated_definition definition: (function_definition parameters: (parameters . [(identifier) (typed_parameter)] @receiver)))))
+(decorated_definition (decorator (identifier) @_static (#eq? @_static "staticmethod")) definition: (function_definition) @static)
+(default_parameter) @optional
+(typed_default_parameter) @optional
+(list_splat_pattern) @variadic
+(dictionary_splat_pattern) @variadic

@@ -13,3 +13,9 @@
 (type_identifier) @reference
 (use_declaration) @import
 (extern_crate_declaration) @import
+; signatures: the functions, their `self` receivers (not passed in the parentheses of `x.f(...)`)
+; and variadic parameters (next_edit.detect)
+(function_item) @function
+(function_signature_item) @function
+(self_parameter) @receiver
+(variadic_parameter) @variadic

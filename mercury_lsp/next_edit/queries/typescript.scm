@@ -12,3 +12,13 @@
 (identifier) @reference
 (type_identifier) @reference
 (import_statement) @import
+; signatures: the functions (a variable or a member assigned an arrow function or a function
+; expression included), parameters with a default or `?`, and rest parameters (next_edit.detect)
+(function_declaration) @function
+(generator_function_declaration) @function
+(method_definition) @function
+(variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @function
+(assignment_expression left: (member_expression property: (property_identifier)) right: [(arrow_function) (function_expression)]) @function
+(optional_parameter) @optional
+(required_parameter value: (_)) @optional
+(rest_pattern) @variadic

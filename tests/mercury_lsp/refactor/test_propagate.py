@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks.refactor_cases import add_parameter_case, predicted_sites, rename_case, reset
 
 
@@ -101,3 +103,20 @@ def test_rename_leaves_a_method_of_the_same_name_alone(proj, run):
     rc, out, err = run("refactor", "propagate", "--git", "--no-model", "--format", "json")
     assert rc == 0, err
     assert predicted_sites(json.loads(out), proj) == case.expected
+
+
+@pytest.mark.parametrize(("path", "before", "after", "changed"), [
+    ("a.go", "package p\nfunc F(a, b int) {}\n", "package p\nfunc F(b, a int) {}\n", True),
+    ("a.go", "package p\nfunc F(a int, b int) {}\n", "package p\nfunc F(a, b int) {}\n", False),  # same names
+    ("a.ts", "function f(a: number) {}\n", "function f(a: number, b = 1) {}\n", True),
+    ("a.rs", "impl A { fn f(&self, a: u8) {} }\n", "impl A { fn f(&mut self, a: u8) {} }\n", False),  # receiver
+    ("a.py", "def f(a):\n    pass\n", "def f(a, b):\n    pass\n", True),
+    ("a.txt", "f(a)\n", "f(a, b)\n", False),  # no grammar
+])
+def test_signature_changed_reads_every_grammar(tmp_path, path, before, after, changed):
+    from mercury_lsp.refactor.files import Source
+    from mercury_lsp.refactor.propagate import EditedFile, signature_changed
+    from mercury_lsp.syntax import Grammars, grammar_for
+
+    source = Source(tmp_path / path, after, "", grammar_for("", path))
+    assert signature_changed(EditedFile(source, before, after, (before,), "applied"), Grammars()) is changed
