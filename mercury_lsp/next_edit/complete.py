@@ -12,17 +12,21 @@ before it). The fill is kept only when
 
 First (no model needed), an identifier cut short at the cursor is finished from the document's
 own names when exactly one of them extends it (tree-sitter identifiers, not comments or strings);
-then a half-typed line is finished like a line that starts the same way in the document or in its
-text before the recent edits (``err = cmd.execute`` typed where ``err = cmd.execute(flags)`` was
-just removed; ``request:`` among ``request: Request;`` members), the most frequent such ending,
-then the nearest, that passes the syntax guard.
+then a half-typed line is finished like the lines that start the same way (``endings``: the same
+text, in the document or its text before the recent edits; or the same tokens up to a renaming of
+identifiers, among its sibling lines), the first such ending that passes the syntax guard.
+
+A line the newest edit wrote can be unfinished and still parse (``this._execs`` in JavaScript,
+``err = cmd.execute`` in Go): it is finished too when the ending its like lines have closes with a
+character it lacks (``_unfinished``) and adds no parse error.
 """
 
 from __future__ import annotations
 
 from engine.errors import EngineError, InvalidRequestError
+from mercury_lsp.next_edit.endings import same_shape, same_start
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Prediction
-from mercury_lsp.next_edit.text import is_ident_char
+from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import ParsedDoc, walk
 from mercury_lsp.syntax import Grammars, count_errors
 
@@ -35,7 +39,7 @@ MIN_PREFIX_CHARS = 2  # an identifier prefix shorter than this extends to too ma
 IDENTIFIER_TYPES = ("identifier", "field_identifier", "property_identifier", "type_identifier")
 IDENTIFIER_CONFIDENCE = 0.7  # the one name of the document that extends the typed prefix
 LINE_ERRORS_LIMIT = 64  # errors counted on one line: any number past a few means the same
-MIN_LINE_PREFIX_CHARS = 6  # a typed line shorter than this ('x = ', 'if (') starts too many lines
+TERMINATORS = ";,"  # what ends a statement or a member: the whole of an ending only by style
 LINE_CONFIDENCE = 0.6  # a line of the document that starts like the typed one
 
 
@@ -75,24 +79,19 @@ def _identifier_completion(home: ParsedDoc, cursor: int) -> str | None:
     return longer.pop()[len(prefix):]
 
 
-def _line_endings(home: ParsedDoc, line: tuple[int, int], cursor: int) -> list[str]:
-    """Endings of the lines (the document's, and its text before the recent edits) that start
-    like the cursor's typed line: those ending like the line above first (';' among members
-    ending ';', ',' among arguments), then the most frequent, then the nearest."""
-    text = home.doc.text
-    typed = text[line[0]:cursor].strip()
-    if len(typed) < MIN_LINE_PREFIX_CHARS:
-        return []
-    found: dict[str, list[int]] = {}
-    for source in (text[:line[0]] + text[line[1]:], *home.doc.history[-1:]):
-        pos = 0
-        for raw in source.split("\n"):
-            stripped = raw.strip()
-            if stripped.startswith(typed) and len(stripped) > len(typed):
-                found.setdefault(stripped[len(typed):], []).append(abs(pos - line[0]))
-            pos += len(raw) + 1
-    above = text[:line[0]].rstrip()[-1:]
-    return sorted(found, key=lambda e: (e[-1:] != above, -len(found[e]), min(found[e])))
+def _unfinished(typed: str, ending: str) -> bool:
+    """A line that parses is still unfinished when its like lines go on to a closing character it
+    lacks (`` = [];`` after ``this._execs``, ``(flags)`` after ``err = cmd.execute``). A lone
+    terminator (';', ',') is a style choice, not an unfinished line."""
+    last = ending[-1:]
+    return (bool(last) and not is_ident_char(last) and last != typed[-1:]
+            and bool(ending.strip().strip(TERMINATORS)))
+
+
+def _written(home: ParsedDoc, line: tuple[int, int]) -> bool:
+    """The newest edit wrote (part of) the line."""
+    p, _, ea = diff_region(home.doc.history[0], home.doc.text)
+    return p <= line[1] and ea >= line[0]
 
 
 def complete_line(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars,
@@ -113,11 +112,19 @@ def complete_line(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramm
     if fill is not None:
         return [Prediction(home.doc.uri, cursor, cursor, fill, conf, "finishes the name at the cursor",
                            "complete", source, "")]
-    for ending in _line_endings(home, line, cursor) if before else ():
+    written, typed = None, text[line[0]:cursor].rstrip()
+    language = grammars.language(home.doc.grammar)
+    like = same_start(home, line, cursor) + same_shape(home, line, cursor, language)
+    for ending in dict.fromkeys(like):
+        if not before:
+            written = _written(home, line) if written is None else written
+            if not (written and _unfinished(typed, ending)):
+                continue
         after = text[:cursor] + ending + text[cursor:]
-        if _errors(parser, after, line[0], region_end + len(ending)) < before:
+        errors = _errors(parser, after, line[0], region_end + len(ending))
+        if errors < before or errors == before == 0:
             return [Prediction(home.doc.uri, cursor, cursor, ending, LINE_CONFIDENCE,
-                               "finishes the line like a line that starts the same way", "complete", "syntax", "")]
+                               "finishes the line like the lines that start the same way", "complete", "syntax", "")]
     if before and model is not None and query.options.complete_line_model:
         lo = max(0, cursor - CONTEXT_BEFORE_CHARS)
         window = text[lo: min(len(text), line[1] + CONTEXT_AFTER_CHARS)]

@@ -117,8 +117,10 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     box = TimeBox(cancel, opts.model_budget_ms / 1000)
     if model is not None and (holes or (not cands and not repeats and opts.model_fallback)):
         preds += _model_edits(model, query, holes, parsed, grammars, cancel, box)
-    if not preds and not repeats:  # nothing follows from the edit: the half-typed line at the cursor
-        preds += _boxed(lambda: complete_line(query, parsed, grammars, model, box), cancel)
+    # The half-typed line at the cursor, whatever else follows from the edit; the model is asked
+    # to finish it only when nothing else does (its refill costs most of a request's time).
+    busy = bool(preds or repeats)
+    preds += _boxed(lambda: complete_line(query, parsed, grammars, None if busy else model, box), cancel)
     preds += [r for r in repeats if not any(p.uri == r.uri and p.start < r.end and r.start < p.end
                                             or (p.uri, p.start, p.end) == (r.uri, r.start, r.end) for p in preds)]
     preds = [p for p in preds if p.new_text != p.old_text]

@@ -1,0 +1,120 @@
+"""Endings for a half-typed line: how the lines that start like it go on (``complete`` uses them).
+
+Two kinds of lines lend their ending, the first kind first:
+
+* **the same start** — a line of the document, or of its text before the recent edits, that
+  starts with the typed text (``err = cmd.execute`` typed where ``err = cmd.execute(flags)`` was
+  just removed; ``request:`` among ``request: Request;`` members);
+* **the same shape** — a sibling line (same indentation, within ``SHAPE_WINDOW_LINES`` of the
+  cursor) whose tokens start like the typed ones with at most ``MAX_ABSTRACTED`` identifiers or
+  literals in other places, consistently (``this._execs`` among ``this._args = [];`` lines
+  gives `` = [];``; ``const FormData = getGlobal`` under ``const Headers = getGlobal('Headers');``
+  gives ``('FormData');``: the ending's words are renamed the same way, in strings too;
+  ``name='x',`` gives ',' to ``version=version``). The grammar's keywords (its anonymous node
+  types) never stand for one another: ``return x`` is not ``const x``.
+
+Within each kind: endings that end like the line above first (';' among members ending ';', ','
+among arguments), then the most frequent, then the nearest.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mercury_lsp.next_edit.tree import ParsedDoc
+
+MIN_LINE_PREFIX_CHARS = 6  # a typed line shorter than this ('x = ', 'if (') starts too many lines
+MIN_SHAPE_TOKENS = 3  # 'this . _execs': fewer tokens ('x', 'x =') have the shape of anything
+MAX_ABSTRACTED = 2  # identifiers that may differ between the typed line and a sibling (a name, its value)
+MIN_SHARED_TOKENS = 1  # tokens the typed line and a sibling must share as written ('.', ':', 'const')
+# Siblings are looked for this many lines either way of the cursor: a block of members or
+# statements; farther lines of the same indentation belong to other blocks.
+SHAPE_WINDOW_LINES = 40
+TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d[\w.]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\S")
+WORD = re.compile(r"^[A-Za-z_$][\w$]*$")
+LITERAL_STARTS = "0123456789\"'`"  # the first character of a number or a string token
+
+
+def _rank(found: dict[str, list[int]], above: str) -> list[str]:
+    return sorted(found, key=lambda e: (e[-1:] != above, -len(found[e]), min(found[e])))
+
+
+def same_start(home: ParsedDoc, line: tuple[int, int], cursor: int) -> list[str]:
+    """Endings of the lines that start with the typed text (the document's, and its text before
+    the recent edits)."""
+    text = home.doc.text
+    typed = text[line[0]:cursor].strip()
+    if len(typed) < MIN_LINE_PREFIX_CHARS:
+        return []
+    found: dict[str, list[int]] = {}
+    for source in (text[:line[0]] + text[line[1]:], *home.doc.history[-1:]):
+        pos = 0
+        for raw in source.split("\n"):
+            stripped = raw.strip()
+            if stripped.startswith(typed) and len(stripped) > len(typed):
+                found.setdefault(stripped[len(typed):], []).append(abs(pos - line[0]))
+            pos += len(raw) + 1
+    return _rank(found, text[:line[0]].rstrip()[-1:])
+
+
+def _is_keyword(language, word: str) -> bool:
+    return language is not None and language.id_for_node_kind(word, False) is not None
+
+
+def _slot(token: str, language) -> bool:
+    """A token that may stand for another: an identifier that is no keyword, or a literal."""
+    return bool(WORD.match(token)) and not _is_keyword(language, token) or token[0] in LITERAL_STARTS
+
+
+def _matched(typed: list[str], tokens: list[str], language) -> dict[str, str] | None:
+    """The sibling's identifiers and literals -> the typed line's that differ, when the sibling's
+    tokens start like the typed ones up to that renaming (each sibling token always renamed the
+    same way); None otherwise."""
+    if len(tokens) <= len(typed):
+        return None
+    pairs: dict[str, str] = {}
+    shared = 0
+    for t, s in zip(typed, tokens, strict=False):
+        if t == s:
+            shared += 1
+        elif not (_slot(t, language) and _slot(s, language)):
+            return None
+        if pairs.setdefault(s, t) != t:
+            return None
+    rename = {s: t for s, t in pairs.items() if s != t}
+    if shared < MIN_SHARED_TOKENS or len(rename) > MAX_ABSTRACTED:
+        return None
+    return rename
+
+
+def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language) -> list[str]:
+    """Endings of the sibling lines whose tokens start like the typed ones, up to a renaming of
+    identifiers (renamed the same way in the ending)."""
+    text = home.doc.text
+    start = line[0]
+    indent = text[start:cursor][: len(text[start:cursor]) - len(text[start:cursor].lstrip())]
+    typed = TOKEN.findall(text[start:cursor])
+    if len(typed) < MIN_SHAPE_TOKENS:
+        return []
+    lo, hi = start, line[1]
+    for _ in range(SHAPE_WINDOW_LINES):
+        lo = text.rfind("\n", 0, lo - 1) + 1 if lo > 0 else 0
+        nxt = text.find("\n", hi + 1) if hi < len(text) else -1
+        hi = len(text) if nxt < 0 else nxt
+    found: dict[str, list[int]] = {}
+    pos = lo
+    for raw in text[lo:hi].split("\n"):
+        here, pos = pos, pos + len(raw) + 1
+        body = raw[len(indent):]
+        if here == start or not raw.startswith(indent) or not body or body[0].isspace():
+            continue
+        tokens = [(m.group(), m.end()) for m in TOKEN.finditer(body)]
+        rename = _matched(typed, [t for t, _ in tokens], language)
+        if rename is None:
+            continue
+        ending = body[tokens[len(typed) - 1][1]:].rstrip()
+        if rename:
+            words = "|".join(re.escape(w) for w in rename)
+            ending = re.sub(rf"(?<![\w$])(?:{words})(?![\w$])", lambda m, r=rename: r[m.group()], ending)
+        found.setdefault(ending, []).append(abs(here - start))
+    return _rank(found, text[:start].rstrip()[-1:])
