@@ -1,0 +1,76 @@
+"""The half-typed line at the cursor (``complete``, ``endings``): finished like the lines that start
+the same way, in every language, through the whole pipeline (no model)."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit import DocState, NextEditQuery, predict
+from mercury_lsp.next_edit.endings import same_shape
+from mercury_lsp.next_edit.tree import parse_all
+from mercury_lsp.syntax import Grammars
+
+G = Grammars()
+
+
+def completions(before: str, typed: str, where: str, grammar: str, uri: str):
+    """The user inserted ``typed`` (a line, no newline) after the line ``where``; the cursor ends it.
+    Returns (cursor, [(start, new text, kind)])."""
+    at = before.index(where) + len(where)
+    after = before[:at] + typed + "\n" + before[at:]
+    cursor = at + len(typed)
+    q = NextEditQuery((DocState(uri, after, grammar, 2, (before,), 1.0, (1.0,)),), uri, cursor)
+    return cursor, [(p.start, p.new_text, p.kind) for p in predict(q, None, G).predictions]
+
+
+def test_a_javascript_line_that_parses_is_finished_like_its_siblings_with_their_names_renamed():
+    ctor = "function Command(name) {\n  this.commands = [];\n  this._args = [];\n  this._name = name;\n}\n"
+    cursor, got = completions(ctor, "  this._execs", "  this.commands = [];\n", "javascript", "file:///c.js")
+    assert got == [(cursor, " = [];", "complete")]  # the most frequent ending of 'this.<name>'
+    top = ("const getGlobal = p => globalThis[p];\n\nconst document = getGlobal('document');\n"
+           "const Headers = getGlobal('Headers');\n\nexport {Headers};\n")
+    cursor, got = completions(top, "const FormData = getGlobal", "getGlobal('Headers');\n", "javascript", "file:///k.js")
+    assert got == [(cursor, "('FormData');", "complete")]  # renamed in the string too
+
+
+def test_a_python_keyword_argument_is_given_the_comma_of_its_siblings():
+    src = "setup(\n    name='x',\n    author='A',\n    url='http://x',\n)\n"
+    cursor, got = completions(src, "    version=version", "    author='A',\n", "python", "file:///setup.py")
+    assert got == [(cursor, ",", "complete")]
+
+
+def test_a_go_line_retyped_after_its_removal_is_finished_like_the_removed_line():
+    before = "package p\n\nfunc f(cmd *C, flags []string) error {\n\terr := cmd.execute(flags)\n\treturn err\n}\n"
+    src = before.replace("\terr := cmd.execute(flags)\n", "")
+    after = src.replace("{\n", "{\n\terr := cmd.execute\n", 1)
+    cursor = after.index("cmd.execute") + len("cmd.execute")
+    docs = (DocState("file:///c.go", after, "go", 3, (src, before), 2.0, (2.0, 1.0)),)
+    got = predict(NextEditQuery(docs, docs[0].uri, cursor), None, G).predictions
+    assert [(p.start, p.new_text) for p in got] == [(cursor, "(flags)")]
+
+
+def test_a_rust_field_that_does_not_parse_is_finished_beside_the_renames_the_edit_implies():
+    src = "struct Opts {\n    hidden: bool,\n    depth: usize,\n}\n"
+    cursor, got = completions(src, "    max_depth: Option", "    hidden: bool,\n", "rust", "file:///m.rs")
+    assert (cursor, ",", "complete") in got
+
+
+def test_a_finished_line_keyword_swaps_and_a_lone_terminator_are_not_completions():
+    src = "def f(a, b):\n    x = g(a).strip()\n    return x\n"
+    assert completions(src, "    y = g(b)", "    x = g(a).strip()\n", "python", "file:///a.py")[1] == []
+    js = "function f(g) {\n  const a = [];\n  const c = g(1);\n  return a;\n}\n"
+    assert completions(js, "  let b = []", "  const a = [];\n", "javascript", "file:///a.js")[1] == []
+    assert completions(js, "  let b = g", "  const a = [];\n", "javascript", "file:///a.js")[1] == []
+    assert completions(js, "  const b = g", "  const a = [];\n", "javascript", "file:///a.js")[1] != []
+
+
+def test_same_shape_needs_a_shared_token_and_the_same_indentation():
+    src = "class A:\n    def f(self):\n        self.a = 1\n    b = 2\n    c\n"
+    doc = DocState("file:///a.py", src, "python", 1)
+    (parsed,) = parse_all((doc,), G)
+    line = (src.index("    c\n"), src.index("    c\n") + len("    c"))
+    assert same_shape(parsed, line, line[1], G.language("python")) == []  # 'c': too few tokens
+    src2 = src.replace("    c\n", "    self.c\n")
+    doc2 = DocState("file:///a.py", src2, "python", 1)
+    (parsed2,) = parse_all((doc2,), G)
+    start = src2.index("    self.c\n")
+    assert same_shape(parsed2, (start, start + len("    self.c")), start + len("    self.c"),
+                      G.language("python")) == []  # 'self.a = 1' is deeper: another block
