@@ -30,7 +30,7 @@ UNUSED_CONFIDENCE = 0.6
 MISSING_CONFIDENCE = 0.5
 
 
-def _words(doc: ParsedDoc, nodes) -> set[str]:
+def code_words(doc: ParsedDoc, nodes) -> set[str]:
     """Identifier-like words of ``doc`` outside ``nodes`` (byte offsets: no character map needed)."""
     data, out, pos = doc.b.data, set(), 0
     for n in sorted(nodes, key=lambda n: n.start_byte) + [None]:
@@ -66,7 +66,7 @@ def _spans(doc: ParsedDoc, nodes) -> list[tuple[int, int]]:
 def _unused(home: ParsedDoc, old: ParsedDoc, caps: dict, old_caps: dict) -> list[Prediction]:
     text = home.doc.text
     imports = _spans(home, caps["import"])
-    gone = _words(old, old_caps["import"]) - _words(home, caps["import"])
+    gone = code_words(old, old_caps["import"]) - code_words(home, caps["import"])
     out = []
     for s, e in imports:
         statement = text[s:e]

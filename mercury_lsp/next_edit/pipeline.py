@@ -21,6 +21,7 @@ from mercury_lsp.next_edit.locate import drop_candidates
 from mercury_lsp.next_edit.moved import moved_lines
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.refill import predict_with_model
+from mercury_lsp.next_edit.relocated import relocated_imports
 from mercury_lsp.next_edit.removed import removed_uses
 from mercury_lsp.next_edit.repeat import repeated_edits
 from mercury_lsp.next_edit.supersede import superseded_lines
@@ -107,6 +108,7 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     rules = (superseded_lines(query) + moved_lines(query) + repeated_lines(query) + import_edits(query, parsed, grammars)
              + dropped_arguments(query, parsed, grammars) + named_values(query, parsed)
              + stale_uses(query, parsed, grammars) + removed_uses(query, parsed, grammars)
+             + relocated_imports(query, parsed, grammars)
              + whitespace_edits(query))
     for s in rules:
         if not any(r.uri == s.uri and r.start <= s.end and s.start <= r.end for r in repeats):
