@@ -16,6 +16,7 @@ identifier outside quotes (``from x import name``, ``use a::name;``), or inside 
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
@@ -28,6 +29,7 @@ WORD = re.compile(r"[A-Za-z_$][\w$]*")
 QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
 UNUSED_CONFIDENCE = 0.6
 MISSING_CONFIDENCE = 0.5
+MIN_SORTED_GROUP = 2  # import statements that show an order (one alone is sorted by itself)
 
 
 def code_words(doc: ParsedDoc, nodes) -> set[str]:
@@ -104,25 +106,47 @@ def _missing(home: ParsedDoc, before: str, caps: dict, imports: list[tuple[int, 
     known = {home.b.node_text(n) for n in caps["definition"] + caps["parameter"]}
     known |= {w for s, e in imports for w in WORD.findall(text[s:e])}
     out: list[Prediction] = []
-    last = imports[-1]
     names = sorted(w for w in new_words - known if is_identifier(w))
     others = list(others) if names else []
     for name in names:
-        if not is_identifier(name):
-            continue
         for doc, got in others:
-            statement = next((doc.b.node_text(n) for n in got["import"]
-                              if _own_name(doc.b.node_text(n)) == name), None)
-            if statement is None:
+            stmts = [doc.b.node_text(n) for n in got["import"]]
+            i = next((i for i, st in enumerate(stmts) if _own_name(st) == name), None)
+            if i is None:
                 continue
-            lines = _line_span(text, *last)
-            at = lines[1] if lines is not None else last[1]
-            indent = text[text.rfind("\n", 0, last[0]) + 1:last[0]]
-            new = indent + statement + ("\n" if lines is not None else "")
-            out.append(Prediction(home.doc.uri, at, at, new if lines is not None else "\n" + new,
-                                  MISSING_CONFIDENCE, f"'{name}' is used but not imported", "import", "syntax", ""))
+            statement = stmts[i]
+            (s, e), after = _place(text, imports, statement, stmts[i - 1] if i else None)
+            lines = _line_span(text, s, e)
+            indent = text[text.rfind("\n", 0, s) + 1:s]
+            if lines is None:  # several statements on the line: the new one goes on a line after it
+                at, new = e, "\n" + indent + statement
+            else:
+                at, new = lines[1] if after else lines[0], indent + statement + "\n"
+            out.append(Prediction(home.doc.uri, at, at, new, MISSING_CONFIDENCE,
+                                  f"'{name}' is used but not imported", "import", "syntax", ""))
             break
     return out
+
+
+def _place(text: str, imports: list[tuple[int, int]], statement: str,
+           anchor: str | None) -> tuple[tuple[int, int], bool]:
+    """Where a new import statement goes: (the statement it goes next to, after it?). In the group
+    (statements with no blank line between them) that holds ``anchor`` (the statement before it in
+    the document it comes from), else the last group: at its sorted place when the group is sorted
+    (gofmt, isort), else after the group."""
+    groups = [[imports[0]]]
+    for prev, cur in zip(imports, imports[1:], strict=False):
+        gap = text[prev[1]:cur[0]]
+        if gap.count("\n") > 1 or gap.strip(" \t\n;"):
+            groups.append([])
+        groups[-1].append(cur)
+    group = next((g for g in groups if anchor is not None and any(text[s:e] == anchor for s, e in g)), groups[-1])
+    texts = [text[s:e] for s, e in group]
+    if len(group) >= MIN_SORTED_GROUP and texts == sorted(texts):
+        i = bisect.bisect(texts, statement)
+        if i < len(group):
+            return group[i], False
+    return group[-1], True
 
 
 def import_edits(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:

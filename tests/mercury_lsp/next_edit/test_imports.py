@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mercury_lsp.next_edit import DocState, NextEditQuery
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits
 from mercury_lsp.next_edit.imports import import_edits
 from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.syntax import Grammars
@@ -22,3 +22,33 @@ def test_a_name_used_and_imported_elsewhere_is_imported_but_not_a_module_being_t
     assert [(p.new_text, p.start) for p in got if p.new_text] == [("from datetime import datetime\n", len("import os\n"))]
     typing = src.replace("import os\n", "import os\nfrom datetime import\n")
     assert edits(DocState("file:///a.py", typing, "python", 1, (src,), 1.0, (1.0,)), other) == []
+
+
+def added(home_before: str, home_after: str, other: str, grammar: str, ext: str) -> str:
+    docs = (DocState(f"file:///a.{ext}", home_after, grammar, 2, (home_before,), 1.0, (1.0,)),
+            DocState(f"file:///b.{ext}", other, grammar, 1))
+    return apply_edits(home_after, [(p.start, p.end, p.new_text) for p in edits(*docs) if p.new_text])
+
+
+def test_a_go_package_used_and_imported_elsewhere_joins_its_group_in_gofmt_order():
+    other = 'package p\n\nimport (\n\t"fmt"\n\t"strings"\n)\n\nvar _ = strings.Trim\nvar _ = fmt.Sprint\n'
+    src = ('package p\n\nimport (\n\t"fmt"\n\t"net/http"\n\t"os"\n\n\t"github.com/x/y"\n)\n\n'
+           'func f() {\n\tfmt.Println(os.Args, http.StatusOK, y.Z)\n}\n')
+    used = src.replace("fmt.Println(os.Args,", "fmt.Println(strings.TrimSpace(os.Args[0]),")
+    assert added(src, used, other, "go", "go") == used.replace('\t"os"\n', '\t"os"\n\t"strings"\n')
+
+
+def test_python_rust_typescript_a_missing_import_goes_to_its_sorted_place_or_after_an_unsorted_group():
+    other = "import hashlib\nimport os\n\n\nprint(hashlib.sha1, os.sep)\n"
+    src = "import json\nimport sys\n\n\ndef f():\n    return json.dumps(sys.argv)\n"
+    used = src.replace("json.dumps(sys.argv)", "json.dumps(sys.argv) + hashlib.sha1().hexdigest()")
+    assert added(src, used, other, "python", "py") == used.replace("import json\n", "import hashlib\nimport json\n")
+    other = "use std::sync::Arc;\n\nfn g() -> Arc<u8> { Arc::new(1) }\n"
+    src = "use std::fs;\nuse std::io;\n\nfn f() -> io::Result<()> { fs::remove_file(\"x\") }\n"
+    used = src.replace('{ fs::remove_file("x") }', '{ let _a = Arc::new(1); fs::remove_file("x") }')
+    assert added(src, used, other, "rust", "rs") == used.replace("use std::io;\n", "use std::io;\nuse std::sync::Arc;\n")
+    other = "import {Queue} from './queue';\n\nnew Queue();\n"
+    src = "import {b} from './b';\nimport {a} from './a';\n\nb(a);\n"  # not sorted: after the group
+    used = src.replace("b(a);", "b(a, new Queue());")
+    assert added(src, used, other, "typescript", "ts") == used.replace(
+        "import {a} from './a';\n", "import {a} from './a';\nimport {Queue} from './queue';\n")
