@@ -39,6 +39,9 @@ MIN_PREFIX_CHARS = 2  # an identifier prefix shorter than this extends to too ma
 IDENTIFIER_TYPES = ("identifier", "field_identifier", "property_identifier", "type_identifier")
 IDENTIFIER_CONFIDENCE = 0.7  # the one name of the document that extends the typed prefix
 LINE_ERRORS_LIMIT = 64  # errors counted on one line: any number past a few means the same
+# Endings parsed with the line (each a parse of the whole document): the best-ranked few; an
+# ending ranked past them is a guess among many.
+MAX_ENDINGS_TRIED = 4
 TERMINATORS = ";,"  # what ends a statement or a member: the whole of an ending only by style
 LINE_CONFIDENCE = 0.6  # a line of the document that starts like the typed one
 
@@ -115,11 +118,15 @@ def complete_line(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramm
     written, typed = None, text[line[0]:cursor].rstrip()
     language = grammars.language(home.doc.grammar)
     like = same_start(home, line, cursor) + same_shape(home, line, cursor, language)
+    tried = 0
     for ending in dict.fromkeys(like):
         if not before:
             written = _written(home, line) if written is None else written
             if not (written and _unfinished(typed, ending)):
                 continue
+        tried += 1
+        if tried > MAX_ENDINGS_TRIED:
+            break
         after = text[:cursor] + ending + text[cursor:]
         errors = _errors(parser, after, line[0], region_end + len(ending))
         if errors < before or errors == before == 0:
