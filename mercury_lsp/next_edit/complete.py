@@ -18,7 +18,9 @@ identifiers, among its sibling lines), the first such ending that passes the syn
 
 A line the newest edit wrote can be unfinished and still parse (``this._execs`` in JavaScript,
 ``err = cmd.execute`` in Go): it is finished too when the ending its like lines have closes with a
-character it lacks (``_unfinished``) and adds no parse error.
+character it lacks (``_unfinished``) and adds no parse error — unless a like line ends where it
+does (``endings``, strict), or the ending gives back a line the edit just cut short
+(``self.c = c or ()`` -> ``self.c = c``).
 """
 
 from __future__ import annotations
@@ -91,10 +93,15 @@ def _unfinished(typed: str, ending: str) -> bool:
             and bool(ending.strip().strip(TERMINATORS)))
 
 
-def _written(home: ParsedDoc, line: tuple[int, int]) -> bool:
-    """The newest edit wrote (part of) the line."""
-    p, _, ea = diff_region(home.doc.history[0], home.doc.text)
-    return p <= line[1] and ea >= line[0]
+def _written(home: ParsedDoc, line: tuple[int, int]) -> set[str] | None:
+    """None unless the newest edit wrote (part of) the line; else the lines it removed (stripped):
+    a line the user just cut short (``x or ()`` -> ``x``) is not offered back to them."""
+    before = home.doc.history[0]
+    p, eb, ea = diff_region(before, home.doc.text)
+    if not (p <= line[1] and ea >= line[0]):
+        return None
+    lo, hi = before.rfind("\n", 0, p) + 1, before.find("\n", eb)
+    return {r.strip() for r in before[lo:len(before) if hi < 0 else hi].split("\n")}
 
 
 def complete_line(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars,
@@ -115,15 +122,16 @@ def complete_line(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramm
     if fill is not None:
         return [Prediction(home.doc.uri, cursor, cursor, fill, conf, "finishes the name at the cursor",
                            "complete", source, "")]
-    written, typed = None, text[line[0]:cursor].rstrip()
+    typed = text[line[0]:cursor].rstrip()
+    removed = None if before else _written(home, line)
+    if not before and removed is None:  # a line that parses and that the user did not just write
+        return []
     language = grammars.language(home.doc.grammar)
-    like = same_start(home, line, cursor) + same_shape(home, line, cursor, language)
+    like = same_start(home, line, cursor, not before) + same_shape(home, line, cursor, language, not before)
     tried = 0
     for ending in dict.fromkeys(like):
-        if not before:
-            written = _written(home, line) if written is None else written
-            if not (written and _unfinished(typed, ending)):
-                continue
+        if not before and (not _unfinished(typed, ending) or (typed + ending).strip() in removed):
+            continue
         tried += 1
         if tried > MAX_ENDINGS_TRIED:
             break

@@ -33,15 +33,30 @@ SHAPE_WINDOW_LINES = 40
 TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d[\w.]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\S")
 WORD = re.compile(r"^[A-Za-z_$][\w$]*$")
 LITERAL_STARTS = "0123456789\"'`"  # the first character of a number or a string token
+COMMENT_CHARS = "#/-"  # the first character of a comment in the project's grammars: checked with the tree
+
+
+def _code(home: ParsedDoc, at: int, body: str, tokens: list[tuple[str, int]], start: int) -> str:
+    """``body`` (a line's text from offset ``at`` of the document) from token ``start`` on, up to a
+    trailing comment (a token that starts a comment node of the tree); tokens: (text, end in body)."""
+    lo = tokens[start - 1][1]
+    for tok, end in tokens[start:]:
+        if tok[0] in COMMENT_CHARS:
+            b = home.b.byte(at + end - len(tok))
+            node = home.tree.root_node.descendant_for_byte_range(b, b + 1)
+            if node is not None and node.type.endswith("comment"):
+                return body[lo:end - len(tok)].rstrip()
+    return body[lo:].rstrip()
 
 
 def _rank(found: dict[str, list[int]], above: str) -> list[str]:
     return sorted(found, key=lambda e: (e[-1:] != above, -len(found[e]), min(found[e])))
 
 
-def same_start(home: ParsedDoc, line: tuple[int, int], cursor: int) -> list[str]:
+def same_start(home: ParsedDoc, line: tuple[int, int], cursor: int, strict: bool = False) -> list[str]:
     """Endings of the lines that start with the typed text (the document's, and its text before
-    the recent edits)."""
+    the recent edits); ``strict`` (a line that parses): none when a line of the document is
+    the typed text alone (it is a whole line as it stands)."""
     text = home.doc.text
     typed = text[line[0]:cursor].strip()
     if len(typed) < MIN_LINE_PREFIX_CHARS:
@@ -51,6 +66,8 @@ def same_start(home: ParsedDoc, line: tuple[int, int], cursor: int) -> list[str]
         pos = 0
         for raw in source.split("\n"):
             stripped = raw.strip()
+            if strict and stripped == typed and source is not home.doc.history[-1]:
+                return []
             if stripped.startswith(typed) and len(stripped) > len(typed):
                 found.setdefault(stripped[len(typed):], []).append(abs(pos - line[0]))
             pos += len(raw) + 1
@@ -61,35 +78,44 @@ def _is_keyword(language, word: str) -> bool:
     return language is not None and language.id_for_node_kind(word, False) is not None
 
 
-def _slot(token: str, language) -> bool:
-    """A token that may stand for another: an identifier that is no keyword, or a literal."""
-    return bool(WORD.match(token)) and not _is_keyword(language, token) or token[0] in LITERAL_STARTS
+def _slot(token: str, language) -> str | None:
+    """The class of a token that may stand for another ("name": an identifier that is no keyword;
+    "literal": a number or a string); None for any other token."""
+    if WORD.match(token):
+        return None if _is_keyword(language, token) else "name"
+    return "literal" if token[0] in LITERAL_STARTS else None
 
 
-def _matched(typed: list[str], tokens: list[str], language) -> dict[str, str] | None:
+def _matched(typed: list[str], tokens: list[str], language, strict: bool) -> dict[str, str] | None:
     """The sibling's identifiers and literals -> the typed line's that differ, when the sibling's
     tokens start like the typed ones up to that renaming (each sibling token always renamed the
-    same way); None otherwise."""
-    if len(tokens) <= len(typed):
+    same way; ``strict``: one-to-one, a name only for a name, a literal for a literal); None otherwise."""
+    if len(tokens) < len(typed):
         return None
     pairs: dict[str, str] = {}
     shared = 0
     for t, s in zip(typed, tokens, strict=False):
         if t == s:
             shared += 1
-        elif not (_slot(t, language) and _slot(s, language)):
-            return None
+        else:
+            ct, cs = _slot(t, language), _slot(s, language)
+            if ct is None or cs is None or (strict and ct != cs):
+                return None
         if pairs.setdefault(s, t) != t:
             return None
     rename = {s: t for s, t in pairs.items() if s != t}
     if shared < MIN_SHARED_TOKENS or len(rename) > MAX_ABSTRACTED:
         return None
+    if strict and len(set(pairs.values())) != len(pairs):  # one typed name for two of the sibling's
+        return None
     return rename
 
 
-def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language) -> list[str]:
+def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language, strict: bool = False) -> list[str]:
     """Endings of the sibling lines whose tokens start like the typed ones, up to a renaming of
-    identifiers (renamed the same way in the ending)."""
+    identifiers and literals (renamed the same way in the ending; ``strict``, for a line that
+    parses: of the same class, a string never stands for a callee; and none at all when a like
+    line ends where the typed one does)."""
     text = home.doc.text
     start = line[0]
     indent = text[start:cursor][: len(text[start:cursor]) - len(text[start:cursor].lstrip())]
@@ -109,10 +135,14 @@ def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language) ->
         if here == start or not raw.startswith(indent) or not body or body[0].isspace():
             continue
         tokens = [(m.group(), m.end()) for m in TOKEN.finditer(body)]
-        rename = _matched(typed, [t for t, _ in tokens], language)
+        rename = _matched(typed, [t for t, _ in tokens], language, strict)
         if rename is None:
             continue
-        ending = body[tokens[len(typed) - 1][1]:].rstrip()
+        ending = _code(home, here + len(indent), body, tokens, len(typed))
+        if not ending and strict:  # a like line ends where the typed one does: it may be whole
+            return []
+        if not ending:
+            continue
         if rename:
             words = "|".join(re.escape(w) for w in rename)
             ending = re.sub(rf"(?<![\w$])(?:{words})(?![\w$])", lambda m, r=rename: r[m.group()], ending)

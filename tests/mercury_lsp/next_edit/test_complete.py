@@ -74,3 +74,22 @@ def test_same_shape_needs_a_shared_token_and_the_same_indentation():
     start = src2.index("    self.c\n")
     assert same_shape(parsed2, (start, start + len("    self.c")), start + len("    self.c"),
                       G.language("python")) == []  # 'self.a = 1' is deeper: another block
+
+
+def test_a_parsing_line_is_left_whole_when_a_like_line_ends_there_or_the_user_just_cut_it_short():
+    init = "class S:\n    def __init__(self, c):\n        self.c = c or ()\n"
+    short = init.replace("self.c = c or ()", "self.c = c")  # the user removed ' or ()'
+    cursor = short.index("self.c = c") + len("self.c = c")
+    docs = (DocState("file:///s.py", short, "python", 2, (init,), 1.0, (1.0,)),)
+    assert predict(NextEditQuery(docs, docs[0].uri, cursor), None, G).predictions == []
+    init = "class S:\n    def __init__(self, y, q, w):\n        self.x = y\n        self.p = q.strip()\n"
+    cursor, got = completions(init, "        self.z = w", "self.x = y\n", "python", "file:///s.py")
+    assert got == []  # 'self.x = y' ends there: 'self.p = q.strip()' is one way among others
+    cursor, got = completions(init.replace("self.x = y", "self.x = y.upper()"), "        self.z = w", "self.x = y.upper()\n",
+                              "python", "file:///s.py")
+    assert got[0][1] in (".upper()", ".strip()")  # every like line goes on
+    js = "function f() {\n  this.a = [];  // the a's\n}\n"
+    cursor, got = completions(js, "  this.c", "// the a's\n", "javascript", "file:///a.js")
+    assert got == [(cursor, " = [];", "complete")]  # its comment aside
+    go = "package p\n\nfunc f(s string) {\n\tt := strings.ToUpper(s)\n}\n"
+    assert completions(go, '\tu := "y"', "{\n", "go", "file:///a.go")[1] == []  # a string is no callee
