@@ -7,7 +7,11 @@ query file, ``symbols``):
   they were mostly code being moved, its uses coming back a moment later;
 * **a name used but not imported** — the newest edit uses a name the document neither defines nor
   imports, and another open document of the language imports exactly that name: the same import
-  statement is added after the document's last import.
+  statement is added to the document's imports, in the group of the statement before it there, at
+  its sorted place when that group is sorted (gofmt, isort), else after the group (``_place``).
+  Else, when exactly one other open document defines the name at top level and one of the
+  document's statements lists names from that document's module, the name joins that list
+  (``import_lists``).
 
 Names are identifier tokens outside the import statements. An import's *own* name is its last
 identifier outside quotes (``from x import name``, ``use a::name;``), or inside them for a path
@@ -19,14 +23,22 @@ from __future__ import annotations
 import bisect
 import re
 
+from mercury_lsp.next_edit.import_lists import (
+    QUOTED,
+    WORD,
+    join,
+    module_key,
+    names_module,
+    statement_names,
+    statements,
+    top_level,
+)
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
 from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.syntax import Grammars
 
-WORD = re.compile(r"[A-Za-z_$][\w$]*")
-QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
 UNUSED_CONFIDENCE = 0.6
 MISSING_CONFIDENCE = 0.5
 MIN_SORTED_GROUP = 2  # import statements that show an order (one alone is sorted by itself)
@@ -95,7 +107,7 @@ def _unused(home: ParsedDoc, old: ParsedDoc, caps: dict, old_caps: dict) -> list
 
 
 def _missing(home: ParsedDoc, before: str, caps: dict, imports: list[tuple[int, int]],
-             others) -> list[Prediction]:
+             others, language) -> list[Prediction]:
     """``others``: (document, captures) of the other documents, read only when a name is new."""
     text = home.doc.text
     p, _, ea = diff_region(before, text)
@@ -125,7 +137,26 @@ def _missing(home: ParsedDoc, before: str, caps: dict, imports: list[tuple[int, 
             out.append(Prediction(home.doc.uri, at, at, new, MISSING_CONFIDENCE,
                                   f"'{name}' is used but not imported", "import", "syntax", ""))
             break
+        else:
+            if re.search(rf"(?<![\w$.:]){re.escape(name)}(?![\w$])", text[p:ea]):  # a bare use, not 'm.name'
+                joined = _from_definer(home, caps, name, others, language)
+                out += [joined] if joined is not None else []
     return out
+
+
+def _from_definer(home: ParsedDoc, caps: dict, name: str, others, language) -> Prediction | None:
+    """The one other document that defines ``name`` at top level: when a statement of ``home``
+    names its module (and lists names, not the module itself), the name joins it."""
+    definers = [doc for doc, got in others if name in top_level(doc, got)]
+    if len(definers) != 1:
+        return None
+    key = module_key(definers[0].doc.uri)
+    used = code_words(home, caps["import"])
+    stmt = next((st for st in statements(home, caps) if names_module(st[2], key)
+                 and key not in {n for _, n in statement_names(st[2], used, language)}), None)
+    if stmt is None:
+        return None
+    return join(home, stmt, name, used, language, f"'{name}' is defined in '{key}': it joins that import")
 
 
 def _place(text: str, imports: list[tuple[int, int]], statement: str,
@@ -166,4 +197,5 @@ def import_edits(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramma
         return []
     unused = _unused(home, old, caps, captures(grammars, old)) if in_place else []
     others = (p for p in parsed if p is not home and p.doc.grammar == home.doc.grammar)
-    return unused + _missing(home, before, caps, imports, ((p, captures(grammars, p)) for p in others))
+    return unused + _missing(home, before, caps, imports, ((p, captures(grammars, p)) for p in others),
+                             grammars.language(home.doc.grammar))

@@ -52,3 +52,22 @@ def test_python_rust_typescript_a_missing_import_goes_to_its_sorted_place_or_aft
     used = src.replace("b(a);", "b(a, new Queue());")
     assert added(src, used, other, "typescript", "ts") == used.replace(
         "import {a} from './a';\n", "import {a} from './a';\nimport {Queue} from './queue';\n")
+
+
+def test_a_name_defined_in_another_open_module_joins_the_import_that_lists_names_from_it():
+    util = DocState("file:///pkg/util.py", "def other():\n    pass\n\n\ndef slugify(t):\n    return t\n", "python", 1)
+    src = "from pkg.util import other\n\n\ndef show(t):\n    return other()\n"
+    used = src.replace("return other()", "return other() + slugify(t)")
+    home = DocState("file:///pkg/views.py", used, "python", 2, (src,), 1.0, (1.0,))
+    got = apply_edits(used, [(p.start, p.end, p.new_text) for p in edits(home, util)])
+    assert got.startswith("from pkg.util import other, slugify\n")
+    qualified = src.replace("from pkg.util import other", "from pkg import util").replace("other()", "util.other()")
+    used = qualified.replace("return util.other()", "return util.other() + util.slugify(t)")
+    home = DocState("file:///pkg/views.py", used, "python", 2, (qualified,), 1.0, (1.0,))
+    assert edits(home, util) == []  # 'util.slugify': the module is imported, not the name
+    lib = DocState("file:///src/internal.rs", "pub fn is_executable() -> bool {\n    true\n}\n", "rust", 1)
+    src = "use internal::{FdOptions};\n\nfn f(o: FdOptions) -> bool {\n    false\n}\n"
+    used = src.replace("    false\n", "    is_executable()\n")
+    home = DocState("file:///src/output.rs", used, "rust", 2, (src,), 1.0, (1.0,))
+    got = apply_edits(used, [(p.start, p.end, p.new_text) for p in edits(home, lib)])
+    assert got.startswith("use internal::{FdOptions, is_executable};\n")

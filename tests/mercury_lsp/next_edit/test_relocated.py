@@ -4,7 +4,8 @@ and TypeScript; Go's package imports list no names and get nothing."""
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits
-from mercury_lsp.next_edit.relocated import module_key, relocated_imports
+from mercury_lsp.next_edit.import_lists import module_key
+from mercury_lsp.next_edit.relocated import relocated_imports
 from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.syntax import Grammars
 
