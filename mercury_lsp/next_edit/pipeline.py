@@ -122,11 +122,15 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     # The half-typed line at the cursor, whatever else follows from the edit; the model is asked
     # to finish it only when nothing else does (its refill costs most of a request's time).
     busy = bool(preds or repeats)
-    preds += _boxed(lambda: complete_line(query, parsed, grammars, None if busy else model, box), cancel)
+    # The line's completion passed its own syntax guard; the other edits are checked without it,
+    # so that its repair cannot cover for an edit that breaks (a copy of the half-typed line).
+    finished = _boxed(lambda: complete_line(query, parsed, grammars, None if busy else model, box), cancel)
     preds += [r for r in repeats if not any(p.uri == r.uri and p.start < r.end and r.start < p.end
-                                            or (p.uri, p.start, p.end) == (r.uri, r.start, r.end) for p in preds)]
+                                            or (p.uri, p.start, p.end) == (r.uri, r.start, r.end)
+                                            for p in preds + finished)]
     preds = [p for p in preds if p.new_text != p.old_text]
-    preds = _keep_parsing(preds, parsed, grammars)
+    kept = _keep_parsing(preds, parsed, grammars)
+    preds = kept + [f for f in finished if not any(p.uri == f.uri and p.start <= f.start <= p.end for p in kept)]
     cursor_doc = query.cursor_uri
     preds.sort(key=lambda p: (-round(p.confidence, CONFIDENCE_DIGITS), p.uri != cursor_doc, abs(p.start - query.cursor)))
     t2 = time.perf_counter()

@@ -93,3 +93,10 @@ def test_a_parsing_line_is_left_whole_when_a_like_line_ends_there_or_the_user_ju
     assert got == [(cursor, " = [];", "complete")]  # its comment aside
     go = "package p\n\nfunc f(s string) {\n\tt := strings.ToUpper(s)\n}\n"
     assert completions(go, '\tu := "y"', "{\n", "go", "file:///a.go")[1] == []  # a string is no callee
+
+
+def test_the_completion_does_not_let_a_copy_of_the_half_typed_line_pass_the_syntax_guard():
+    block = "  const a = getGlobal('a');\n  const b = getGlobal('b');\n"
+    src = f"function A() {{\n{block}}}\nfunction B() {{\n{block}}}\n"
+    cursor, got = completions(src, "  const c = getGlobal(", "  const a = getGlobal('a');\n", "javascript", "file:///g.js")
+    assert got == [(cursor, "'c');", "complete")]  # the same insertion in B would not parse
