@@ -223,8 +223,11 @@ class BudgetTrainer:
         self.log({"event": "resumed", "step": self.step, "tokens": self.tokens})
 
     def _init_from(self, src: Path) -> None:
-        """Start from another run's raw weights (same shape, vocabulary and logit layout); the
-        optimiser, schedule and budget are this run's own."""
+        """Start from another run's raw weights, or a model directory's (the embedded model: same
+        shape, vocabulary, tokenizer and logit layout); the optimiser, schedule and budget are
+        this run's own."""
+        if not (src / "state.pt").is_file() and (src / "config.json").is_file():
+            return self._init_from_model(src)
         source = load_run_config(src)
         if source.shape != self.run.shape:
             raise CheckpointError(f"{src}: its shape {asdict(source.shape)} differs from this run's")
@@ -239,6 +242,26 @@ class BudgetTrainer:
             self.ema.load([p.detach().float() for p in self.model.parameters()], 0)
         self.log({"event": "init_from", "run": str(src), "source_step": state["step"],
                   "source_tokens": state["tokens"]})
+
+    def _init_from_model(self, src: Path) -> None:
+        from engine.loader import read_config, read_state_dict, remap_state_dict
+
+        cfg = read_config(src)
+        if source_shape(src) != self.run.shape:
+            raise CheckpointError(f"{src}: its shape {asdict(source_shape(src))} differs from this run's")
+        if cfg.logits_shift != self.shift:
+            raise CheckpointError(f"{src}: its logits are {'' if cfg.logits_shift else 'not '}shifted and this run's "
+                                  f"objective {self.run.recipe.objective!r} lays them out the other way")
+        tok = src / "tokenizer.json"
+        if not tok.is_file() or hashlib.sha256(tok.read_text(encoding="utf-8").encode()).hexdigest() != self.tokenizer_sha256:
+            raise CheckpointError(f"{src}: trained with another tokenizer than this run's corpus")
+        state = remap_state_dict(read_state_dict(src), cfg)
+        missing, unexpected = self.model.load_state_dict(state, strict=False)
+        if unexpected or [k for k in missing if not (k == "lm_head.weight" and cfg.tie_word_embeddings)]:
+            raise CheckpointError(f"{src}: its tensors do not fit this run's model ({(missing + unexpected)[:3]})")
+        if self.ema is not None:
+            self.ema.load([p.detach().float() for p in self.model.parameters()], 0)
+        self.log({"event": "init_from", "model": str(src)})
 
     def save(self) -> None:
         tmp = self.dir / "state.pt.tmp"
@@ -391,6 +414,21 @@ class BudgetTrainer:
 
 
 # ---------------------------------------------------------------------------- a run on disk
+def source_shape(src: Path):
+    """The shape of what ``init_from`` names: a run directory, or a model directory."""
+    from engine.train.recipe import ModelShape
+
+    src = Path(src)
+    if (src / "state.pt").is_file() or not (src / "config.json").is_file():
+        return load_run_config(src).shape
+    from engine.loader import read_config
+
+    cfg = read_config(src)
+    return ModelShape(hidden_size=cfg.hidden_size, num_layers=cfg.num_layers, num_heads=cfg.num_heads,
+                      num_kv_heads=cfg.num_kv_heads, intermediate_size=cfg.intermediate_size,
+                      max_position_embeddings=cfg.max_position_embeddings, rope_theta=cfg.rope_theta)
+
+
 def load_run_config(run_dir: Path) -> RunConfig:
     """The settings a run directory was started with (its ``run_config.json``)."""
     from engine.train.recipe import ModelShape, Recipe

@@ -79,8 +79,9 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     for flag, what in RECIPE_FLAGS.items():
         fit.add_argument(f"--{flag.replace('_', '-')}", type=float, default=None, help=what)
     fit.add_argument("--init-from", type=Path, default=None,
-                     help="start a new run from another run's weights under this command's recipe, "
-                          "schedule and budget; the shape is that run's")
+                     help="start a new run from another run's weights, or a model directory's (the "
+                          "embedded model: its tokenizer must be the corpus's), under this command's "
+                          "recipe, schedule and budget; the shape is theirs")
     fit.add_argument("--seed", type=int, default=1234)
     fit.add_argument("--log-every", type=int, default=20, help="steps between log.jsonl lines")
     fit.add_argument("--device", default="auto", help="auto (CUDA when visible, else CPU), cpu or cuda")
@@ -130,7 +131,7 @@ def _run_config(args: argparse.Namespace):
     (only the device and the compile choice are this command's)."""
     from dataclasses import replace
 
-    from engine.train.budget import load_run_config
+    from engine.train.budget import load_run_config, source_shape
     from engine.train.recipe import ModelShape, RunConfig
 
     device = args.device
@@ -147,7 +148,7 @@ def _run_config(args: argparse.Namespace):
                        num_kv_heads=args.kv_heads, intermediate_size=args.ffn,
                        max_position_embeddings=args.max_positions)
     if args.init_from is not None:
-        shape = load_run_config(args.init_from).shape
+        shape = source_shape(args.init_from)
     recipe = replace(ARMS[args.arm], **{k: getattr(args, k) for k in RECIPE_FLAGS if getattr(args, k) is not None})
     if args.minutes <= 0 and args.total_tokens <= 0:
         raise UsageError("train fit: give a budget (--minutes or --total-tokens)")

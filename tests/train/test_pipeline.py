@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -157,3 +158,32 @@ def test_init_from_continues_the_weights_under_new_settings_and_exports_the_ema(
     shipped = dict(zip([n for n, _ in engine.model.named_parameters()], state["ema"], strict=True))
     assert torch.allclose(engine.model.embed_tokens.weight, shipped["embed_tokens.weight"])
     assert not torch.allclose(engine.model.embed_tokens.weight, state["model"]["embed_tokens.weight"])
+
+
+def test_init_from_a_model_directory_continues_its_weights(corpus, fitted, tmp_path, capsys):
+    """The embedded model is a model directory, not a run: `--init-from` takes one too, when its
+    tokenizer is the corpus's and its logit layout the recipe's."""
+    model = tmp_path / "model"
+    assert cli.main(["train", "export", "--data", str(corpus), "--run", str(fitted), "--out", str(model)]) == 0
+    assert _fit(corpus, tmp_path / "bad", "--init-from", str(model), "--arm", "mdlm", "--total-tokens", "300") == 2
+    assert "shifted" in capsys.readouterr().err
+    other = tmp_path / "other"
+    shutil.copytree(model, other)
+    (other / "tokenizer.json").write_text((model / "tokenizer.json").read_text().replace("<|mask|>", "<|MASK|>"))
+    assert _fit(corpus, tmp_path / "bad2", "--init-from", str(other), "--total-tokens", "300") == 2
+    assert "another tokenizer" in capsys.readouterr().err
+    run = tmp_path / "cont"
+    cfg = _run_config_for(corpus, run, model)
+    trainer = BudgetTrainer(cfg, TokenCorpus.load(corpus))
+    exported = Engine.load(model, dtype="float32", quantize="none").model.state_dict()
+    for name, value in trainer.model.state_dict().items():
+        assert torch.equal(value, exported[name]), name
+    assert cfg.shape == load_run_config(fitted).shape
+
+
+def _run_config_for(corpus: Path, run: Path, init: Path):
+    from mercury_lsp.cli.train import _run_config
+
+    args = cli.build_parser().parse_args(["train", "fit", "--data", str(corpus), "--run", str(run), *TINY,
+                                          "--init-from", str(init), "--total-tokens", "300"])
+    return _run_config(args)
