@@ -36,7 +36,10 @@ RECIPE_FLAGS = {
 # A killed CPU run loses at most this much training (the retired loop saved every 5 minutes).
 SAVE_EVERY_S = EVAL_EVERY_S = 300.0
 CACHE = Path.home() / ".cache" / "mercury-lsp"
-DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "human-eval-infilling"
+# The evaluation data beside the project (``<repo>/../shared/data``, where benchmarks/humaneval
+# reads it): the corpus is checked against it for contamination. (It once pointed inside the
+# repository, where nothing is, so `train prepare` warned and skipped the check.)
+DEFAULT_EVAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "human-eval-infilling"
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:

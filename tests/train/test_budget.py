@@ -54,3 +54,10 @@ def test_bf16_autocast_loss_is_close_to_fp32():
         fp32 = weighted_ce(model, batch, False, False, None)
         bf16 = weighted_ce(model, batch, False, False, torch.bfloat16)
     assert torch.isfinite(bf16) and abs(float(bf16) - float(fp32)) < 0.05 * float(fp32)
+
+
+def test_train_prepare_checks_the_evaluation_data_the_benchmarks_read():
+    from benchmarks.humaneval import DEFAULT_DATA_DIR
+    from mercury_lsp.cli.train import DEFAULT_EVAL
+
+    assert DEFAULT_EVAL == DEFAULT_DATA_DIR  # <repo>/../shared/data/human-eval-infilling
