@@ -28,14 +28,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from engine.config import ModelConfig
 from engine.errors import CheckpointError
-from engine.loader import save_checkpoint
 from engine.model import Transformer
 from engine.train.batches import BatchSpec, DeviceBatcher, TensorBatch, newline_table
 from engine.train.bpe import EOT_TOKEN, MASK_TOKEN, PAD_TOKEN
 from engine.train.optim import EMA, make_optimizers
 from engine.train.recipe import RunConfig
+from engine.train.runs import init_weights, load_run_config, model_config, source_shape
 
 COMPILE_PROBE_STEPS = 8  # timed steps per variant when compile="auto"
 # Compiled steps not timed: the first compiles for the batch's shapes; on the CPU the second
@@ -77,26 +76,6 @@ class TokenCorpus:
     @property
     def tokenizer_sha256(self) -> str:
         return hashlib.sha256(self.tokenizer_json.encode()).hexdigest()
-
-
-def init_weights(model: Transformer, seed: int) -> None:
-    """N(0, 0.02), the residual branches' output projections scaled by 1/sqrt(2 * layers)."""
-    gen = torch.Generator().manual_seed(seed)
-    for name, p in model.named_parameters():
-        if p.dim() >= 2:
-            std = 0.02 / math.sqrt(2 * model.config.num_layers) if name.endswith(("o_proj.weight", "down_proj.weight")) else 0.02
-            with torch.no_grad():
-                p.copy_(torch.randn(p.shape, generator=gen) * std)
-
-
-def model_config(run: RunConfig, vocab_size: int, shift: bool) -> ModelConfig:
-    s = run.shape
-    return ModelConfig(vocab_size=vocab_size, hidden_size=s.hidden_size, intermediate_size=s.intermediate_size,
-                       num_layers=s.num_layers, num_heads=s.num_heads, num_kv_heads=s.num_kv_heads,
-                       head_dim=s.hidden_size // s.num_heads, max_position_embeddings=s.max_position_embeddings,
-                       rope_theta=s.rope_theta, tie_word_embeddings=True, logits_shift=shift,
-                       model_type="mercury", mask_token=MASK_TOKEN, pad_token=PAD_TOKEN,
-                       context_tokens=min(s.max_position_embeddings, int(run.seq_len * 1.2)))
 
 
 def forward_hidden(model: Transformer, idx: Tensor, causal: bool) -> Tensor:
@@ -247,8 +226,8 @@ class BudgetTrainer:
         from engine.loader import read_config, read_state_dict, remap_state_dict
 
         cfg = read_config(src)
-        if source_shape(src) != self.run.shape:
-            raise CheckpointError(f"{src}: its shape {asdict(source_shape(src))} differs from this run's")
+        if (shape := source_shape(src)) != self.run.shape:
+            raise CheckpointError(f"{src}: its shape {asdict(shape)} differs from this run's")
         if cfg.logits_shift != self.shift:
             raise CheckpointError(f"{src}: its logits are {'' if cfg.logits_shift else 'not '}shifted and this run's "
                                   f"objective {self.run.recipe.objective!r} lays them out the other way")
@@ -411,51 +390,3 @@ class BudgetTrainer:
         self.save()
         return {"step": self.step, "tokens": self.tokens, "elapsed_s": self.elapsed,
                 "tokens_per_s": self.tokens / max(self.elapsed, 1e-9), **self.compile_report, **final}
-
-
-# ---------------------------------------------------------------------------- a run on disk
-def source_shape(src: Path):
-    """The shape of what ``init_from`` names: a run directory, or a model directory."""
-    from engine.train.recipe import ModelShape
-
-    src = Path(src)
-    if (src / "state.pt").is_file() or not (src / "config.json").is_file():
-        return load_run_config(src).shape
-    from engine.loader import read_config
-
-    cfg = read_config(src)
-    return ModelShape(hidden_size=cfg.hidden_size, num_layers=cfg.num_layers, num_heads=cfg.num_heads,
-                      num_kv_heads=cfg.num_kv_heads, intermediate_size=cfg.intermediate_size,
-                      max_position_embeddings=cfg.max_position_embeddings, rope_theta=cfg.rope_theta)
-
-
-def load_run_config(run_dir: Path) -> RunConfig:
-    """The settings a run directory was started with (its ``run_config.json``)."""
-    from engine.train.recipe import ModelShape, Recipe
-
-    run_dir = Path(run_dir)
-    path = run_dir / "run_config.json"
-    if not (run_dir / "state.pt").is_file() or not path.is_file():
-        raise CheckpointError(f"{run_dir}: no run there (the budgeted trainer's state.pt and run_config.json)")
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return RunConfig(**{**raw, "recipe": Recipe(**raw["recipe"]), "shape": ModelShape(**raw["shape"])})
-
-
-def export_run(run_dir: Path, tokenizer: Path, out: Path, model_card: str | None = None) -> Path:
-    """A run's latest state -> an engine model directory (fp32): the EMA's weights when the
-    recipe keeps one (what the run would ship), else the raw weights."""
-    run = load_run_config(run_dir)
-    state = torch.load(Path(run_dir) / "state.pt", map_location="cpu", weights_only=False)
-    tok_text = Path(tokenizer).read_text(encoding="utf-8")
-    if state.get("tokenizer_sha256", hashlib.sha256(tok_text.encode()).hexdigest()) != \
-            hashlib.sha256(tok_text.encode()).hexdigest():
-        raise CheckpointError(f"{tokenizer}: not the tokenizer run {run_dir} was trained with")
-    vocab = state["model"]["embed_tokens.weight"].shape[0]
-    model = Transformer(model_config(run, vocab, run.recipe.objective == "ar_mdlm"))
-    model.load_state_dict(state["model"])
-    if state.get("ema") is not None:
-        with torch.no_grad():
-            for p, shadow in zip(model.parameters(), state["ema"], strict=True):
-                p.copy_(shadow)
-    extra = {"MODEL_CARD.md": model_card} if model_card else None
-    return save_checkpoint(model, tok_text, out, extra)

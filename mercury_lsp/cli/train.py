@@ -134,8 +134,8 @@ def _run_config(args: argparse.Namespace):
     (only the device and the compile choice are this command's)."""
     from dataclasses import replace
 
-    from engine.train.budget import load_run_config, source_shape
     from engine.train.recipe import ModelShape, RunConfig
+    from engine.train.runs import load_run_config, source_shape
 
     device = args.device
     if device == "auto":
@@ -192,7 +192,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.shards is not None:
         return export_shards_cmd(args)
     from engine.errors import CheckpointError
-    from engine.train.budget import export_run
+    from engine.train.runs import export_run
 
     if not (Path(args.run) / "state.pt").is_file():
         raise UsageError(f"--run {args.run}: no trained run there (state.pt)")

@@ -14,10 +14,11 @@ import pytest
 import torch
 
 from engine import Engine
-from engine.train.budget import BudgetTrainer, TokenCorpus, load_run_config
+from engine.train.budget import BudgetTrainer, TokenCorpus
 from engine.train.corpus import read_documents
 from engine.train.corpus_v2 import build_corpus
 from engine.train.recipe import ARMS, DEFAULT_ARM
+from engine.train.runs import load_run_config
 from engine.train.tokens import load_tokenizer, load_tokens, prepare_tokens
 from mercury_lsp import cli
 

@@ -14,9 +14,9 @@ import torch
 from engine import Engine
 from engine.errors import CheckpointError
 from engine.model import Transformer
-from engine.train.budget import model_config
 from engine.train.gpu_args import TOKENIZER
 from engine.train.recipe import SMOKE_SHAPE, RunConfig
+from engine.train.runs import model_config
 from engine.train.shards import INDEX, export_shards, read_shards, write_shards
 
 REPO = Path(__file__).resolve().parents[2]
