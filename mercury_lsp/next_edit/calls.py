@@ -198,8 +198,22 @@ def _calls_to(p: ParsedDoc, sig: Signature, grammars: Grammars, home: ParsedDoc)
             continue
         if sig.cls and path is not None and path not in (owner, SELF_TYPE):  # ``Vec::new`` for ``Job::new``
             continue
+        if sig.cls and _other_class(call, owner, p.b):
+            continue
         out.append(call)
     return out
+
+
+def _other_class(call, owner: str, b: TextIndex) -> bool:
+    """The call names another class's method through the class (``UsageError.__init__(self, m)``
+    is not a call of ``BadOptionUsage.__init__``): its receiver is a capitalised name, not the
+    method's own class."""
+    callee = call.child_by_field_name("function")
+    receiver = callee.child_by_field_name("object") if callee is not None else None
+    if receiver is None or receiver.type != "identifier":
+        return False
+    name = b.node_text(receiver)
+    return name[:1].isupper() and name != owner
 
 
 def _parameter_named(p: ParsedDoc, got: dict, node, name: str) -> bool:

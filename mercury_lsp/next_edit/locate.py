@@ -9,7 +9,7 @@ Otherwise the model-only path (``drop_candidates``) takes identifiers whose like
 from __future__ import annotations
 
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
-from mercury_lsp.next_edit.scopes import declaring_scopes
+from mercury_lsp.next_edit.scopes import OTHER_NAMESPACES, declaring_scopes
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
@@ -32,6 +32,13 @@ PY_PATTERNS = ("pattern_list", "tuple_pattern", "list_pattern", "parenthesized_e
 # Identifier node types of other grammars (generic, syntax-only scoping).
 GENERIC_IDENTIFIERS = ("identifier", "field_identifier", "property_identifier", "type_identifier",
                        "shorthand_property_identifier", "shorthand_property_identifier_pattern")
+
+# Definitions (a renamed name standing directly in one is the thing defined) and imports (a name
+# there is another module's).
+DEFINITIONS = ("struct_item", "enum_item", "function_item", "trait_item", "type_item", "union_item",
+               "type_spec", "type_declaration", "function_declaration", "method_declaration",
+               "class_declaration", "interface_declaration", "type_alias_declaration", "enum_declaration")
+IMPORTS = ("use_declaration", "import_statement", "import_declaration", "import_spec")
 
 MIN_PROBABILITY = 1e-9  # floor of a "before" likelihood in a ratio (no division by zero)
 
@@ -196,11 +203,29 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
         return [(p, n) for p in docs for n in walk(p.tree.root_node)
                 if n.type == kind and p.b.node_text(n) == old], "member"
     scope = func if declared and func is not None else home.tree.root_node
-    sites = [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old]
-    if scope is not func:  # a document-wide name: not where a function binds the same name itself
-        local = declaring_scopes(home, old)
-        sites = [(p, n) for p, n in sites if not any(lo <= home.b.char(n.start_byte) < hi for lo, hi in local)]
-    return sites, ("local" if scope is func else "document")
+    sites = [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old
+             and not _inside(n, OTHER_NAMESPACES)]
+    if scope is func:
+        return sites, "local"
+    # a document-wide name: not where a function binds the same name itself; where the edited
+    # function is one of those, the name is its own
+    at = home.b.char(node.start_byte)
+    local = declaring_scopes(home, old)
+    own = [(lo, hi) for lo, hi in local if lo <= at < hi]
+    if own:
+        lo, hi = max(own)
+        return [(p, n) for p, n in sites if lo <= home.b.char(n.start_byte) < hi], "local"
+    if node.parent is not None and node.parent.type in DEFINITIONS:  # a definition renamed: an imported namesake is another thing
+        sites = [(p, n) for p, n in sites if not _inside(n, IMPORTS)]
+    return [(p, n) for p, n in sites if not any(lo <= home.b.char(n.start_byte) < hi for lo, hi in local)], "document"
+
+
+def _inside(node, types: tuple[str, ...]) -> bool:
+    while node is not None:
+        if node.type in types:
+            return True
+        node = node.parent
+    return False
 
 
 # ---------------------------------------------------------------------------- model only

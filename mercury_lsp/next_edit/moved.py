@@ -8,7 +8,8 @@ inserted a block of lines (compared without indentation) that stands at exactly 
 block must be specific (``MIN_MOVED_CHARS`` non-blank characters): a copied ``}`` or ``return
 nil`` is not a move, nor are imports, nor a block right next to its copy (the editor's
 "duplicate line": the user is about to change the copy); a copy in another document must be a
-block of lines. Two copies elsewhere, or none, give nothing (which one would go?).
+block of lines, and one line is moved within its function only (``self.option_name =
+option_name`` written in one class's ``__init__`` leaves another class's alone). Two copies elsewhere, or none, give nothing (which one would go?).
 ``supersede`` covers a line written again *changed* (the same assignment target).
 """
 
@@ -17,7 +18,9 @@ from __future__ import annotations
 from mercury_lsp.next_edit.examples import recent_edits, to_current
 from mercury_lsp.next_edit.line_repeat import LineChange, block_sites, line_changes, widen_deletion
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
+from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.text import IMPORT_LINE
+from mercury_lsp.next_edit.tree import ParsedDoc
 
 EXAMPLES = 2  # a block pasted, then its old copy's neighbour edited first: both newest edits count
 MIN_MOVED_CHARS = 24  # shorter lines ('return nil', '}') stand at many places for other reasons
@@ -28,8 +31,9 @@ CONFIDENCE = 0.5
 OTHER_DOCUMENT_PENALTY = 0.2
 
 
-def moved_lines(query: NextEditQuery) -> list[Prediction]:
+def moved_lines(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Prediction]:
     """Deleting the old copy of a block the newest edits wrote again (module docstring)."""
+    trees = {p.doc.uri: p for p in parsed}
     out: list[Prediction] = []
     for ex in recent_edits(query, EXAMPLES):
         grammar = ex.doc.grammar
@@ -52,6 +56,9 @@ def moved_lines(query: NextEditQuery) -> list[Prediction]:
             if len(copies) != 1:
                 continue
             d, s, e = copies[0]
+            if sum(1 for x in block if x) == 1 and d is ex.doc and ex.doc.uri in trees \
+                    and scope_of(trees[d.uri], s) != scope_of(trees[d.uri], new):
+                continue  # one line written in another function: the same statement twice, not a move
             s, e = widen_deletion(d.text, s, e)
             where = "" if d.uri == query.cursor_uri else " (another document)"
             conf = CONFIDENCE - (OTHER_DOCUMENT_PENALTY if where else 0.0)

@@ -105,7 +105,7 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     repeats = repeated_edits(query, parsed)
     if any(c.kind == "rename" for c in cands):  # the scope-aware rename search found the sites
         repeats = [r for r in repeats if r.kind != "rename"]
-    rules = (superseded_lines(query) + moved_lines(query) + repeated_lines(query) + import_edits(query, parsed, grammars)
+    rules = (superseded_lines(query) + moved_lines(query, parsed) + repeated_lines(query) + import_edits(query, parsed, grammars)
              + dropped_arguments(query, parsed, grammars) + named_values(query, parsed)
              + stale_uses(query, parsed, grammars) + removed_uses(query, parsed, grammars)
              + relocated_imports(query, parsed, grammars)

@@ -54,15 +54,17 @@ from mercury_lsp.next_edit.rules import (
     rules_from_edit,
 )
 from mercury_lsp.next_edit.scopes import (
+    OTHER_NAMESPACES,
     binding_kind,
     declared_elsewhere,
     declaring_scopes,
     distinctive,
     fresh_name,
+    inside,
     scope_of,
     word_in,
 )
-from mercury_lsp.next_edit.text import IMPORT_LINE, declares
+from mercury_lsp.next_edit.text import IMPORT_LINE, declares, diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
@@ -96,7 +98,8 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     home_parsed = next(p for d, p in docs if d is home)
     at = rule.edit_span[0] + (len(rule.inserted) - len(rule.inserted.lstrip()))
     binding = binding_kind(home_parsed, home.text, at)
-    scope = None if binding == "definition" else scope_of(home_parsed, at)
+    # a definition belongs to the function around it (a test's own ``enum Error``), if any
+    scope = scope_of(home_parsed, at, outside_its_name=binding == "definition")
     member = home.text[:at].rstrip().endswith(".")  # an attribute follows attributes only
     before = r"(?<![\w$])" if binding == "definition" else r"(?<=\.)\s*" if member else r"(?<![\w$.])"
     word = re.compile(before + rf"{re.escape(old)}(?![\w$])")
@@ -106,7 +109,8 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
     bare = re.compile(rf"(?<![\w$]){re.escape(old)}(?![\w$])")
     occurrences = [(doc, [(m.end() - len(old), m.end())
                           for m in (bare if member and doc is not home and declares(old, doc.text) else word).finditer(doc.text)
-                          if anywhere or not non_code(parsed, m.start())])
+                          if (anywhere or not non_code(parsed, m.start())) and not inside(parsed, m.start(), OTHER_NAMESPACES)
+                          and not (binding == "definition" and IMPORT_LINE.match(doc.text, line_bounds(doc.text, m.start(), m.start())[0]))])
                    for doc, parsed in docs]
     if scope is not None:
         home_occ = next(occ for doc, occ in occurrences if doc is home)
@@ -114,7 +118,7 @@ def _rename_sites(rule: Rule, home: DocState, docs: list[tuple[DocState, ParsedD
         if local or binding == "local":  # a local binding: its function only
             return [Site(home, s, e, new, 0, True) for s, e in local]
     # a name of the document (or a definition's): not where a function binds the same name itself
-    bound = {doc.uri: declaring_scopes(parsed, old) for doc, parsed in docs}
+    bound = {doc.uri: declaring_scopes(parsed, old, assignments=False) for doc, parsed in docs}
     return [Site(doc, s, e, new, 0, True) for doc, occ in occurrences for s, e in occ
             if not any(lo <= s < hi for lo, hi in bound[doc.uri])]
 
@@ -205,6 +209,7 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         # a local of the example's document in the inserted text ('originalSignal.reason') means
         # nothing in another file that does not know the name ('abort()' there): left out
         local_names = _locals_used(rule, home_parsed)
+        twin = _twin_side(ex)
         shaped = keyword_shape(rule) if rule.lead and rule.trail else None
         variants = list(backed_off(rule))
         before = len(sites)
@@ -216,7 +221,8 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             if callee is not None:  # an item added to one function's list: that function's lists only
                 found = [s for s in found if _callee(s.doc.text, s.start) == callee]
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)
-                     and (s.doc is home or all(word_in(n, s.doc.text) for n in local_names))]
+                     and (s.doc is home or all(word_in(n, s.doc.text) for n in local_names))
+                     and (twin is None or _has_twin(s.doc.text, s.start, twin))]
             if len(found) > opts.repeat_max_sites:
                 if next_site is None and variant is not shaped:
                     next_site = _next_in_document(found, query, ex.age)
@@ -231,6 +237,32 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         if len(sites) == before and next_site is not None:
             sites.append(next_site)
     return _rank(sites, query)
+
+
+def _twin_side(ex: Example) -> int | None:
+    """-1 (+1) when the example changed one line of two identical lines standing together, the
+    lower (upper) one: ``w[0]`` -> ``w[1]`` in the second of two ``assertIs(w[0]...)`` lines
+    repeats at the second of each such pair only. None otherwise."""
+    p, eb, _ = diff_region(ex.before, ex.after)
+    lo, hi = line_bounds(ex.before, p, eb)
+    if "\n" in ex.before[lo:hi]:
+        return None
+    for side in (-1, 1):
+        if _neighbour(ex.before, lo, hi, side) == ex.before[lo:hi].strip():
+            return side
+    return None
+
+
+def _has_twin(text: str, offset: int, side: int) -> bool:
+    lo, hi = line_bounds(text, offset, offset)
+    return _neighbour(text, lo, hi, side) == text[lo:hi].strip()
+
+
+def _neighbour(text: str, lo: int, hi: int, side: int) -> str | None:
+    """The stripped line above (``side`` -1) or below (+1) the line ``[lo, hi)``."""
+    if side < 0:
+        return None if lo == 0 else text[line_bounds(text, lo - 1, lo - 1)[0]:lo - 1].strip()
+    return None if hi >= len(text) else text[hi + 1:line_bounds(text, hi + 1, hi + 1)[1]].strip()
 
 
 def _next_in_document(found: list[Site], query: NextEditQuery, age: int) -> Site | None:

@@ -18,21 +18,41 @@ DECLARATION_LOOKBACK = 40  # characters before a renamed identifier read for a d
 DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "struct", "enum", "trait",
                                  "interface", "type", "mod", "impl"))
 LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
+# Nodes whose names live in another namespace than the code's (Rust's ``#[derive(Error)]`` names
+# a macro, not the ``enum Error`` beside it).
+OTHER_NAMESPACES = ("attribute_item", "inner_attribute_item")
 DISTINCTIVE_CHARS = 6
 ASSIGNED = re.compile(r"\s*(?::=|=(?!=)|\+=|-=)")
 
 
-def scope_of(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
-    """Code-point span of the innermost function enclosing ``start`` (None: module level)."""
+def scope_of(parsed: ParsedDoc | None, start: int, *, outside_its_name: bool = False) -> tuple[int, int] | None:
+    """Code-point span of the innermost function enclosing ``start`` (None: module level). With
+    ``outside_its_name``, a function whose own name stands at ``start`` does not count: a
+    definition's name belongs to the scope around it (``fn foo`` is a name of its module)."""
     if parsed is None:
         return None
     b = parsed.b.byte(start)
     node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
-    while node is not None and node.type not in FUNCTION_SCOPES:
+    while node is not None:
+        if node.type in FUNCTION_SCOPES:
+            name = node.child_by_field_name("name") if outside_its_name else None
+            if name is None or not name.start_byte <= b < name.end_byte:
+                break
         node = node.parent
     if node is None:
         return None
     return parsed.b.char(node.start_byte), parsed.b.char(node.end_byte)
+
+
+def inside(parsed: ParsedDoc | None, offset: int, types: tuple[str, ...]) -> bool:
+    """The character at ``offset`` lies in a node of one of ``types``."""
+    if parsed is None:
+        return False
+    b = parsed.b.byte(offset)
+    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
+    while node is not None and node.type not in types:
+        node = node.parent
+    return node is not None
 
 
 def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
@@ -78,15 +98,22 @@ def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
     return "use"
 
 
-def declaring_scopes(parsed: ParsedDoc | None, name: str) -> list[tuple[int, int]]:
-    """Spans of the functions that bind ``name`` themselves (a parameter or a declared local): the
-    occurrences inside them are those bindings', not a module-level name's."""
+def declaring_scopes(parsed: ParsedDoc | None, name: str, *, assignments: bool = True) -> list[tuple[int, int]]:
+    """Spans of the functions that bind ``name`` themselves — a parameter, a declared local, a
+    definition of their own (a test's ``struct Error``) and, with ``assignments``, a local
+    assigned (``c := ...``, ``for _, c := range``): the occurrences inside them are those
+    bindings', not a module-level name's. (A repeated rename goes without ``assignments``: the
+    same locals renamed in a sibling function, ``l, s, r = ...`` -> ``left, sep, right``, is the
+    change repeated.)"""
     if parsed is None:
         return []
     text = parsed.doc.text
-    spans = {scope_of(parsed, m.start())
-             for m in re.finditer(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", text)
-             if binding_kind(parsed, text, m.start()) == "local"}
+
+    def bound(offset: int) -> bool:
+        return binds(parsed, offset, name) if assignments else binding_kind(parsed, text, offset) != "use"
+
+    spans = {scope_of(parsed, m.start(), outside_its_name=True)
+             for m in re.finditer(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", text) if bound(m.start())}
     return sorted(s for s in spans if s is not None)
 
 

@@ -167,3 +167,17 @@ def test_an_added_parameter_no_edited_call_shows_is_a_hole_the_model_fills():
                                                                    ("os.Stdout", "w, cmd.Name()", "model")]
     model = ScriptedModel("x", "w, not ok", 0.9)  # Python arguments, not Go ones: not offered
     assert follow("file:///a.go", GO, after, model=model)[1] == []
+
+
+def test_a_parent_class_init_called_through_its_class_is_not_a_call_of_the_changed_init():
+    old = ("class UsageError(Exception):\n    def __init__(self, message, ctx=None):\n"
+           "        Exception.__init__(self, message)\n\n\n"
+           "class BadOptionUsage(UsageError):\n    def __init__(self, message, ctx=None):\n"
+           "        UsageError.__init__(self, message, ctx)\n\n\n"
+           "def fail(opt):\n    raise BadOptionUsage.__init__(self, 'no value')\n")
+    new = old.replace("    def __init__(self, message, ctx=None):\n        UsageError",
+                      "    def __init__(self, option_name, message, ctx=None):\n        UsageError")
+    new = new.replace("BadOptionUsage.__init__(self, 'no value')", "BadOptionUsage.__init__(self, opt, 'no value')")
+    doc = DocState("file:///e.py", new, "python", 1, (old,), 1.0)
+    preds = predict(NextEditQuery((doc,), doc.uri, new.index("option_name")), None, Grammars()).predictions
+    assert not [p for p in preds if "__init__" in p.reason]  # neither Exception's nor UsageError's

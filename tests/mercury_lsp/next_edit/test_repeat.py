@@ -313,3 +313,47 @@ def test_an_insertion_using_a_local_of_its_function_is_not_repeated_where_the_na
                 doc("file:///stop.ts", other, grammar="typescript"))
     assert [p for p in preds if p.uri == "file:///stop.ts"] == []
 
+
+
+# ---------------------------------------------------------------------------- precision (round 6)
+def test_lines_the_user_just_wrote_are_never_deleted_as_a_repeat():
+    # a line moved: deleted in one place and written again in another; the deletion is no change
+    # to repeat where the user just put it
+    a0 = 'import (\n\t"fmt"\n\t"encoding/json"\n)\n\nfunc f() {\n\tfmt.Println(1)\n}\n'
+    a1 = a0.replace('\t"encoding/json"\n', "")
+    a2 = a1.replace('\t"fmt"\n', '\t"encoding/json"\n\t"fmt"\n')
+    preds = ask(doc("file:///m.go", a2, (a1, a0), (2.0, 1.0), grammar="go"), cursor=a2.index("fmt"))
+    assert not [p for p in preds if p.new_text == "" and "encoding/json" in p.old_text]
+
+
+def test_a_long_inserted_block_is_new_code_not_a_repeat():
+    src = "func a(r *R) int {\n\tstart()\n\tfinish()\n}\n\nfunc b(r *R) int {\n\tstart()\n\tfinish()\n}\n"
+    block = "\t// the closest match\n\tif r.NotFound != nil {\n\t\tmatch.Handler = r.NotFound\n\t\treturn true\n\t}\n"
+    after = src.replace("\tstart()\n\tfinish()\n", "\tstart()\n" + block + "\tfinish()\n", 1)
+    preds = ask(doc("file:///r.go", after, (src,), (1.0,), grammar="go"))
+    assert not [p for p in preds if "closest match" in p.new_text]
+    short = src.replace("\tstart()\n\tfinish()\n", "\tstart()\n\tr.done = true\n\tfinish()\n", 1)
+    preds = ask(doc("file:///r.go", short, (src,), (1.0,), grammar="go"))
+    assert applied(short, preds, "file:///r.go") == src.replace("\tstart()\n\tfinish()\n",
+                                                               "\tstart()\n\tr.done = true\n\tfinish()\n")
+
+
+def test_the_lower_of_two_identical_lines_changed_repeats_at_the_lower_of_each_pair():
+    pair = "        self.assertIs(w[0].category, DeprecationWarning)\n"
+    test = "    def test_{}(self):\n        run()\n" + pair + pair + "\n"
+    src = "class T:\n" + "".join(test.format(n) for n in ("a", "b", "c"))
+    lower = src.index(pair) + len(pair)  # the second line of the first pair
+    after = src[:lower] + pair.replace("w[0]", "w[1]") + src[lower + len(pair):]
+    preds = ask(doc("file:///t.py", after, (src,), (1.0,)), cursor=lower)
+    got = applied(after, preds, "file:///t.py")
+    assert got == src.replace(pair + pair, pair + pair.replace("w[0]", "w[1]"))
+
+
+def test_one_line_written_in_another_function_leaves_its_namesake_line_alone():
+    line = "        self.option_name = option_name\n"
+    cls = "class {}(Exception):\n    def __init__(self, option_name, message):\n        self.message = message\n{}\n"
+    src = cls.format("BadParameter", line) + cls.format("BadOptionUsage", "")
+    at = src.index("class BadOptionUsage")
+    after = src[:at] + src[at:].replace("        self.message = message\n", "        self.message = message\n" + line)
+    preds = ask(doc("file:///e.py", after, (src,), (1.0,)), cursor=after.rindex("option_name"))
+    assert not [p for p in preds if p.new_text == "" and "option_name" in p.old_text]
