@@ -197,9 +197,11 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             sites.extend(_prose_sites(rule, home, home_parsed, (lo, hi)))
         if rule.is_rename and ex.age:
             continue  # an older example's renames in code are the rename search's (whole history)
-        if rule.is_rename and not _renames_binding(rule, home, home_parsed):
+        if rule.is_rename and in_code and not _renames_binding(rule, home, home_parsed):
             continue
-        if rule.is_rename and (in_code or distinctive(rule.deleted[0])):
+        if rule.is_rename and not in_code and not distinctive(rule.deleted[0]) and not (rule.lead and rule.trail):
+            continue  # a word of prose changed: repeated under its whole anchor only (below)
+        if rule.is_rename and (in_code or distinctive(rule.deleted[0])) and _renames_binding(rule, home, home_parsed):
             found = _rename_sites(rule, home, docs) + _affix_sites(rule, home, home_parsed)
             found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
             if len(found) <= opts.repeat_max_sites and not opts.repeat_all_sites:

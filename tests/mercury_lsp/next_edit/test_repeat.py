@@ -357,3 +357,14 @@ def test_one_line_written_in_another_function_leaves_its_namesake_line_alone():
     after = src[:at] + src[at:].replace("        self.message = message\n", "        self.message = message\n" + line)
     preds = ask(doc("file:///e.py", after, (src,), (1.0,)), cursor=after.rindex("option_name"))
     assert not [p for p in preds if p.new_text == "" and "option_name" in p.old_text]
+
+
+def test_a_word_changed_inside_a_string_and_comment_repeats_under_its_whole_anchor():
+    src = ('package mux\n\n// Only matches if domain is "www.domain.com".\nfunc a(r *Router) {\n'
+           '\tr.Host("www.domain.com")\n}\n\n// The host is "www.domain.com" here too.\n'
+           'func b(r *Router) {\n\ts := r.Host("www.domain.com").Subrouter()\n\t_ = s\n}\n')
+    first = src.index("// Only")
+    end = src.index("}\n", first)
+    after = src[:first] + src[first:end].replace("domain.com", "example.com") + src[end:]
+    preds = ask(doc("file:///doc.go", after, (src,), (1.0,), grammar="go"), cursor=end)
+    assert applied(after, preds, "file:///doc.go") == src.replace("www.domain.com", "www.example.com")
