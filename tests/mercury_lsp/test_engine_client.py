@@ -24,9 +24,10 @@ CONTEXTS = (192, 224)
 # A model large enough to see in RSS: about 32 MB of float32 weights (the leak kept one per reload).
 MODEL_SHAPE = dict(hidden_size=512, intermediate_size=2048, num_layers=2, num_heads=8, num_kv_heads=4, head_dim=64)
 MODEL_MB = 32
-# RSS may move this much over the reloads (allocator noise: up to 19 MB was seen on a loaded CI
-# machine); a kept model per reload moves it by (RELOADS - 2) * MODEL_MB = 128 MB.
-RSS_TOLERANCE_MB = MODEL_MB
+# A kept model per reload moves RSS by (RELOADS - 2) * MODEL_MB = 128 MB over the reloads; allocator
+# noise moved it by up to 39 MB on a loaded 2-core machine (the weak references above are the
+# exact check; this one sees the memory itself), so the line is drawn at half the leak.
+RSS_TOLERANCE_MB = (RELOADS - 2) * MODEL_MB / 2
 SPEC = InfillSpec(prefix="def add(a, b):\n    return ", suffix="\n", max_tokens=4, single_line=True)
 
 
