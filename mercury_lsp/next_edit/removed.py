@@ -6,7 +6,9 @@ a name (``func name``, ``def name``, ``var|let|const|static name``, a struct fie
 any more: not in the document (the language's query file, ``symbols``, and the same declaration
 shapes in its text) nor in the other open documents of its language. Each statement of the
 document still using it in code goes (whole lines, with a blank line that would be left doubled):
-the statement is the use's outermost enclosing node directly inside a block (a function body,
+a variable deleted inside a function was its local: only that function's uses count, and never
+an attribute of the same name (``v.host`` for a deleted ``host``). The statement is the use's
+outermost enclosing node directly inside a block (a function body,
 a class or struct body, the file), when it is at most ``MAX_STATEMENT_LINES`` lines and not a
 definition of a function, type or class itself (those are the user's to rework).
 
@@ -19,11 +21,12 @@ from __future__ import annotations
 
 import re
 
-from mercury_lsp.next_edit.examples import recent_edits
+from mercury_lsp.next_edit.examples import Example, recent_edits, to_current
 from mercury_lsp.next_edit.line_repeat import widen_deletion
 from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import KEYWORDS, line_bounds
+from mercury_lsp.next_edit.scopes import binds, scope_of
 from mercury_lsp.next_edit.symbols import captures
 from mercury_lsp.next_edit.text import diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
@@ -129,6 +132,16 @@ def _from_imports(name: str, doc: ParsedDoc, caps: dict) -> list[Prediction]:
     return out
 
 
+def local_scope(ex: Example, home: ParsedDoc, limit: int) -> tuple[int, int] | None:
+    """The function a deleted variable was local to (``host = host[:i]`` deleted in one method):
+    its uses are there only, and never an attribute (``v.host``, ``self.show_default``). None
+    for anything else (a function, type or module-level name: the whole document)."""
+    if limit != MAX_SITES:
+        return None
+    at = to_current(ex, diff_region(ex.before, ex.after)[0])
+    return scope_of(home, at) if at is not None else None
+
+
 def removed_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Grammars) -> list[Prediction]:
     by_uri = {p.doc.uri: p for p in parsed}
     out: list[Prediction] = []
@@ -146,8 +159,12 @@ def removed_uses(query: NextEditQuery, parsed: list[ParsedDoc], grammars: Gramma
             for p in others:
                 if p is not home:
                     out += _from_imports(name, p, captures(grammars, p))
-            uses = [m.start() for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text)
+            scope = local_scope(ex, home, names[name])
+            word = re.compile(rf"(?<![\w${'.' if scope else ''}]){re.escape(name)}(?![\w$])")
+            uses = [m.start() for m in word.finditer(text, *(scope or (0, len(text))))
                     if not non_code(home, m.start())]
+            if scope and any(binds(home, at, name) for at in uses):
+                continue  # still a parameter or assigned in its function: not gone
             if not uses or len(uses) > names[name]:
                 continue
             for at in uses:

@@ -65,3 +65,20 @@ def test_a_deleted_interface_leaves_the_import_lists_of_the_other_documents():
     preds = ask(doc("file:///index.d.ts", after, (src,), grammar="typescript"),
                 doc("file:///index.test-d.ts", test, grammar="typescript"))
     assert [(p.uri, p.old_text, p.new_text) for p in preds] == [("file:///index.test-d.ts", "Ky, ", "")]
+
+
+def test_a_local_deleted_in_one_function_leaves_other_functions_and_attributes_alone():
+    src = ("def host(self):\n    if self.absolute:\n        return self.url\n    name = self.raw\n"
+           "    name = name.split(':')[0]\n    check()\n    log(name.upper())\n    return self.url\n\n\n"
+           "def vars(self):\n    self.name = compute()\n    other(self.name)\n")
+    after = src.replace("    name = self.raw\n    name = name.split(':')[0]\n", "")
+    preds = ask(doc("file:///r.py", after, (src,), grammar="python"))
+    got = apply_edits(after, [(p.start, p.end, p.new_text) for p in preds])
+    assert got == after.replace("    log(name.upper())\n", "")  # its function's only, no attribute
+
+
+def test_a_deleted_reassignment_of_a_parameter_is_no_deleted_variable():
+    src = ("function got(url, opts, cb) {\n\topts = normalize(url, opts);\n\tcheck();\n\tif (cb) {\n\t\tcall(opts, cb);\n"
+           "\t\treturn;\n\t}\n\treturn run(opts);\n}\n")
+    after = src.replace("\topts = normalize(url, opts);\n", "")
+    assert ask(doc("file:///index.js", after, (src,), grammar="javascript")) == []
