@@ -48,6 +48,22 @@ heldout2's misses were read in turn (its false positives led to a scope fix), so
 ``heldout3.jsonl.gz`` (150 cases: pallets/click BSD-3-Clause, gorilla/mux BSD-3-Clause,
 serde-rs/json MIT OR Apache-2.0, chalk/chalk MIT, sindresorhus/execa MIT), is only ever run for
 its totals, never read case by case: the figure of how the rules carry to code nobody looked at.
+
+Two more sets were built on 2026-12-01 (mirrors of that day), both before the round of rules
+that followed, and both run once for their totals first: ``heldout4.jsonl.gz`` (150 cases:
+tkem/cachetools MIT, spf13/cast MIT, dtolnay/thiserror MIT OR Apache-2.0, sindresorhus/got MIT,
+jshttp/cookie MIT) and ``heldout5.jsonl.gz`` (150 cases: pallets/jinja BSD-3-Clause, spf13/afero
+Apache-2.0, dtolnay/semver MIT OR Apache-2.0, expressjs/body-parser MIT, sindresorhus/emittery
+MIT). heldout4's totals showed 0.98 false positives per case, so heldout3 and heldout4 were read
+case by case for that round and joined the tuning sets; **heldout5** took their place as the set
+only ever run for its totals (before and after the round):
+
+    python -m benchmarks.next_edit_cases --cases 150 --out benchmarks/data/next_edit_v2/heldout5.jsonl.gz \
+        --repo pallets/jinja=GIT_DIR:BSD-3-Clause --repo spf13/afero=GIT_DIR:Apache-2.0 \
+        --repo "dtolnay/semver=GIT_DIR:MIT OR Apache-2.0" --repo expressjs/body-parser=GIT_DIR:MIT \
+        --repo sindresorhus/emittery=GIT_DIR:MIT
+    python -m benchmarks.next_edit_v2 --cases benchmarks/data/next_edit_v2/heldout5.jsonl.gz \
+        --out benchmarks/results/next_edit_v2_heldout5.json
 """
 
 from __future__ import annotations
