@@ -56,6 +56,7 @@ from mercury_lsp.next_edit.rules import (
 from mercury_lsp.next_edit.scopes import (
     OTHER_NAMESPACES,
     binding_kind,
+    binds,
     declared_elsewhere,
     declaring_scopes,
     distinctive,
@@ -209,7 +210,7 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
             continue
         callee = _callee(home.text, lo) if not rule.deleted and rule.inserted.lstrip().startswith(",") else None
         # a local of the example's document in the inserted text ('originalSignal.reason') means
-        # nothing in another file that does not know the name ('abort()' there): left out
+        # nothing in another file, or another function, that does not know the name: left out
         local_names = _locals_used(rule, home_parsed)
         twin = _twin_side(ex)
         shaped = keyword_shape(rule) if rule.lead and rule.trail else None
@@ -238,6 +239,9 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
                 variants = None
         if len(sites) == before and next_site is not None:
             sites.append(next_site)
+        if in_code and local_names:  # ... nor in another function of its own document
+            sites[before:] = [s for s in sites[before:] if s.doc is not home
+                              or all(word_in(n, _function_text(s, home_parsed)) for n in local_names)]
     return _rank(sites, query)
 
 
@@ -279,16 +283,31 @@ def _next_in_document(found: list[Site], query: NextEditQuery, age: int) -> Site
     return site
 
 
+def _function_text(site: Site, parsed: ParsedDoc | None) -> str:
+    """The text of the function around ``site`` (none at the top level)."""
+    scope = scope_of(parsed, site.start)
+    return site.doc.text[scope[0]:scope[1]] if scope is not None else ""
+
+
 def _locals_used(rule: Rule, parsed: ParsedDoc | None) -> set[str]:
-    """Names of the rule's inserted text that the example's document declares as locals (inside a
-    function: ``const originalSignal = ...``)."""
+    """Names of the rule's inserted text that the example's document declares as locals only
+    (inside functions: ``const originalSignal = ...``; not also at the top level or imported, as
+    ``t`` of ``import typing as t``)."""
     if parsed is None:
         return set()
     text = parsed.doc.text
     names = set(re.findall(r"(?<![\w$.])[A-Za-z_$][\w$]*", rule.inserted)) - KEYWORDS
-    return {n for n in names
-            if any(binding_kind(parsed, text, m.start()) == "local" and scope_of(parsed, m.start()) is not None
-                   for m in re.finditer(rf"(?<![\w$.]){re.escape(n)}(?![\w$])", text))}
+    out = set()
+    for n in names:
+        at = [m.start() for m in re.finditer(rf"(?<![\w$.]){re.escape(n)}(?![\w$])", text)]
+        local = [a for a in at if binding_kind(parsed, text, a) == "local"]
+        if not local:
+            continue
+        if all(scope_of(parsed, a) is not None for a in local) and not any(
+                scope_of(parsed, a) is None and binds(parsed, a, n) or IMPORT_LINE.match(text, line_bounds(text, a, a)[0])
+                for a in at):
+            out.add(n)
+    return out
 
 
 def _callee(text: str, offset: int) -> str | None:

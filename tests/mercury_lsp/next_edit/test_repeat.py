@@ -368,3 +368,12 @@ def test_a_word_changed_inside_a_string_and_comment_repeats_under_its_whole_anch
     after = src[:first] + src[first:end].replace("domain.com", "example.com") + src[end:]
     preds = ask(doc("file:///doc.go", after, (src,), (1.0,), grammar="go"), cursor=end)
     assert applied(after, preds, "file:///doc.go") == src.replace("www.domain.com", "www.example.com")
+
+
+def test_a_replacement_naming_a_local_is_not_repeated_in_a_function_without_it():
+    src = ("function parse(option) {\n  var name = camelcase(option.name());\n  emit(option.name());\n}\n\n"
+           "function help(option) {\n  return pad(option.name());\n}\n")
+    after = src.replace("  var name = camelcase(option.name());\n",
+                        "  var oname = option.name();\n  var name = camelcase(oname);\n")
+    preds = ask(doc("file:///c.js", after, (src,), (1.0,), grammar="javascript"), cursor=after.index("camelcase"))
+    assert applied(after, preds, "file:///c.js") == after.replace("emit(option.name())", "emit(oname)")
