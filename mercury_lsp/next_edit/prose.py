@@ -18,7 +18,7 @@ def _prose_node(parsed: ParsedDoc | None, start: int):
     node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
     found = None
     while node is not None:
-        if node.type in NON_CODE:
+        if node.type in NON_CODE and node.is_named:  # (TypeScript's type keyword ``string`` is no string)
             found = node  # the outermost: a string, not its content
         node = node.parent
     return found

@@ -44,6 +44,7 @@ from mercury_lsp.next_edit.patterns import Site, backed_off, match_sites, patter
 from mercury_lsp.next_edit.prose import non_code, prose_span
 from mercury_lsp.next_edit.query import DocState, NextEditQuery, Prediction
 from mercury_lsp.next_edit.rules import (
+    IDENT,
     KEYWORDS,
     WILD,
     Rule,
@@ -68,6 +69,10 @@ from mercury_lsp.next_edit.scopes import (
 from mercury_lsp.next_edit.text import IMPORT_LINE, declares, diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
+# Built-in type names (any of the project's languages): no name of the user's code.
+BUILTIN_TYPES = frozenset("""string number boolean bigint any unknown never void object symbol int float
+bool str bytes dict list tuple set int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 float32 float64
+byte rune error usize isize u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 char String Vec Option Result""".split())
 MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
 EXAMPLES = 3  # the newest edits (across documents, ``examples``) read as examples
 AGE_PENALTY = 0.1  # a site of an older example's rule ranks this much below the newest's
@@ -220,6 +225,8 @@ def repeated_edits(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predic
         for variant in (*variants, *([shaped] if shaped is not None else [])):
             if variant is not shaped and variants is None or variant.pattern_chars < MIN_PATTERN_CHARS:
                 continue
+            if in_code and not variant.deleted and not _names_a_thing(variant):
+                continue  # an insertion anchored on punctuation and type words ('?: string' + ' | URL')
             found = [s for d, p in docs for s in match_sites(variant, d, p, in_code)]
             if callee is not None:  # an item added to one function's list: that function's lists only
                 found = [s for s in found if _callee(s.doc.text, s.start) == callee]
@@ -269,6 +276,13 @@ def _neighbour(text: str, lo: int, hi: int, side: int) -> str | None:
     if side < 0:
         return None if lo == 0 else text[line_bounds(text, lo - 1, lo - 1)[0]:lo - 1].strip()
     return None if hi >= len(text) else text[hi + 1:line_bounds(text, hi + 1, hi + 1)[1]].strip()
+
+
+def _names_a_thing(rule: Rule) -> bool:
+    """The rule's anchor holds a name of the user's code: an identifier that is no keyword and no
+    built-in type (``string``, ``int``, ...). An insertion anchored on punctuation and type words
+    alone stands at every field of that type."""
+    return any(IDENT.match(t) and t not in KEYWORDS and t not in BUILTIN_TYPES for t in rule.lead + rule.trail)
 
 
 def _next_in_document(found: list[Site], query: NextEditQuery, age: int) -> Site | None:

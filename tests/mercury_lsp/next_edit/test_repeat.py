@@ -377,3 +377,19 @@ def test_a_replacement_naming_a_local_is_not_repeated_in_a_function_without_it()
                         "  var oname = option.name();\n  var name = camelcase(oname);\n")
     preds = ask(doc("file:///c.js", after, (src,), (1.0,), grammar="javascript"), cursor=after.index("camelcase"))
     assert applied(after, preds, "file:///c.js") == after.replace("emit(option.name())", "emit(oname)")
+
+
+def test_an_insertion_anchored_on_type_words_alone_is_not_repeated():
+    src = ("export type Options = {\n\treadonly cwd?: string;\n\treadonly execPath?: string;\n"
+           "\treadonly shell?: string;\n};\n")
+    after = src.replace("execPath?: string;", "execPath?: string | URL;")
+    preds = ask(doc("file:///index.d.ts", after, (src,), (1.0,), grammar="typescript"), cursor=after.index("URL"))
+    assert not [p for p in preds if "URL" in p.new_text]  # not every '?: string' field
+
+
+def test_typescripts_string_type_keyword_is_code_not_a_string():
+    from mercury_lsp.next_edit.prose import non_code
+    from mercury_lsp.next_edit.tree import parse_all
+    text = "let a: string = 'x';\n"
+    parsed = parse_all((doc("file:///a.ts", text, grammar="typescript"),), G)[0]
+    assert not non_code(parsed, text.index("string")) and non_code(parsed, text.index("'x'") + 1)
