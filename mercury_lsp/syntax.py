@@ -47,8 +47,10 @@ EXTENSIONS: dict[str, str] = {
     ".hh": "cpp", ".hxx": "cpp", ".cu": "cpp",
 }
 
-# Node types (across the grammars above) that hold text the model completes as prose.
-TEXTUAL_NODE_PARTS = ("comment", "string", "template")
+# Named node types (across the grammars above) that hold text the model completes as prose:
+# comments and strings (``template_string`` included; not C++'s ``template_declaration``, nor
+# TypeScript's anonymous type keyword ``string``).
+TEXTUAL_NODE_PARTS = ("comment", "string")
 # Node types that open a body ending in ':' (Python) or '{' (brace languages).
 BLOCK_OPENERS = ("{", ":")
 # Errors counted in a region at most: the guard only compares before/after, a cap bounds the walk.
@@ -141,7 +143,7 @@ def count_errors(root, start_byte: int, end_byte: int, limit: int = MAX_ERRORS_C
 def is_textual(node) -> bool:
     """True inside a comment or string literal (any grammar)."""
     while node is not None:
-        if any(part in node.type for part in TEXTUAL_NODE_PARTS):
+        if node.is_named and any(part in node.type for part in TEXTUAL_NODE_PARTS):
             return True
         node = node.parent
     return False

@@ -34,6 +34,10 @@ def test_span_kinds_by_syntax():
     assert kind("x = foo(|\n") == "statement"
     assert kind("int main() {|\n", lang="c", uri="file:///t.c") == "block"
     assert kind("some text:|\n", lang="plaintext", uri="file:///t.txt") == "block"  # line fallback
+    # code inside a C++ template, or after TypeScript's type keyword 'string', is no prose
+    assert kind("template <typename T>\nT twice(T x) {|\n", lang="cpp", uri="file:///t.cpp") == "block"
+    assert kind("function f(a: string) {|\n", lang="typescript", uri="file:///t.ts") == "block"
+    assert kind("let s: string = 'a: b {|';\n", lang="typescript", uri="file:///t.ts") == "line"  # in a string
 
 
 def test_identifier_rest_is_replaced_not_split():
