@@ -27,7 +27,7 @@ from mercury_lsp.next_edit.detect import identifier_change
 from mercury_lsp.next_edit.locate import rename_sites_generic, rename_sites_python
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery
 from mercury_lsp.next_edit.rules import PATH_SEPARATORS, TOKEN
-from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, distinctive, fresh_name, scope_of
+from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, distinctive, fresh_name, redeclared, scope_of
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited, parse_all
 from mercury_lsp.syntax import Grammars
@@ -172,6 +172,8 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidat
             continue
         if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start):
             continue  # both still declared: the user switched to a variable they declared, no rename
+        if redeclared(home, old, start):
+            continue  # the old name declared anew: its uses are that declaration's
         got = _sites(parsed, home, start, old, new)
         if got is not None:  # the old name's occurrences the user wrote for something else stay
             out = _candidates(got[0], got[1], home, old, new, changed if old in targets else ())
@@ -182,7 +184,8 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidat
             continue
         if not (binds(home, start, new) or fresh_name(new, home.doc, scope_of(home, start))):
             continue
-        if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start):
+        if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start) \
+                or redeclared(home, old, start):
             continue
         got = _sites(parsed, home, start, old, new)
         if got is None:

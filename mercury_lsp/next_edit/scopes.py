@@ -18,6 +18,7 @@ DECLARATION_LOOKBACK = 40  # characters before a renamed identifier read for a d
 DEFINITION_KEYWORDS = frozenset(("def", "class", "func", "fn", "function", "struct", "enum", "trait",
                                  "interface", "type", "mod", "impl"))
 LOCAL_KEYWORDS = frozenset(("let", "const", "var", "mut", "for"))
+DECLARING_KEYWORDS = frozenset(("let", "const", "var", "mut"))
 # Nodes whose names live in another namespace than the code's (Rust's ``#[derive(Error)]`` names
 # a macro, not the ``enum Error`` beside it).
 OTHER_NAMESPACES = ("attribute_item", "inner_attribute_item")
@@ -132,3 +133,19 @@ def declared_elsewhere(home: ParsedDoc, name: str, skip: int) -> bool:
     lo, hi = scope_of(home, skip) or (0, len(home.doc.text))
     word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
     return any(binds(home, m.start(), name) for m in word.finditer(home.doc.text, lo, hi) if m.start() != skip)
+
+
+def redeclared(home: ParsedDoc, name: str, skip: int) -> bool:
+    """``name`` is declared again (``let``, ``const``, ``var``; not an assignment, nor a loop's
+    variable) in the function enclosing ``skip``, at another place: ``function parse(str, opt)`` renamed to
+    ``options`` and then ``var opt = options || {}`` written keeps ``opt`` alive."""
+    scope = scope_of(home, skip)
+    lo, hi = scope or (0, len(home.doc.text))
+    word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+    text = home.doc.text
+
+    def declares(at: int) -> bool:
+        before = TOKEN.findall(text[max(0, at - DECLARATION_LOOKBACK):at])
+        return bool(before) and before[-1] in DECLARING_KEYWORDS and scope_of(home, at) == scope  # not a nested function's
+
+    return any(declares(m.start()) for m in word.finditer(text, lo, hi) if m.start() != skip)

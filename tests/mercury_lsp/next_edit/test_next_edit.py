@@ -406,3 +406,11 @@ def test_a_loop_variable_renamed_in_one_go_test_stays_in_that_test():
     after = head + tail.replace("c.in != c.want", "testCase.in != testCase.want", 1)
     out, _ = run(after, src, uri="file:///p_test.go", cursor=after.index("testCase.want"))
     assert all(p.start >= len(head) for p in out.predictions)  # TestA binds its own c
+
+
+def test_a_renamed_parameter_whose_old_name_is_declared_anew_is_no_rename():
+    src = "function parse(str, opt) {\n  opt = opt || {};\n  var dec = opt.decode || decode;\n  return dec(str);\n}\n"
+    after = src.replace("function parse(str, opt) {\n  opt = opt || {};\n",
+                        "function parse(str, options) {\n  var opt = options || {};\n")
+    out, _ = run(after, src, uri="file:///index.js", cursor=after.index("var opt"))
+    assert not [p for p in out.predictions if p.kind == "rename"]  # opt.decode is the new var's
