@@ -27,7 +27,14 @@ from mercury_lsp.next_edit.detect import identifier_change
 from mercury_lsp.next_edit.locate import rename_sites_generic, rename_sites_python
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery
 from mercury_lsp.next_edit.rules import PATH_SEPARATORS, TOKEN
-from mercury_lsp.next_edit.scopes import binds, declared_elsewhere, distinctive, fresh_name, redeclared, scope_of
+from mercury_lsp.next_edit.scopes import (
+    binds,
+    declared_elsewhere,
+    distinctive,
+    fresh_name,
+    redeclared,
+    scope_of,
+)
 from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited, parse_all
 from mercury_lsp.syntax import Grammars
