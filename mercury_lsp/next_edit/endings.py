@@ -10,8 +10,10 @@ Two kinds of lines lend their ending, the first kind first:
   literals in other places, consistently (``this._execs`` among ``this._args = [];`` lines
   gives `` = [];``; ``const FormData = getGlobal`` under ``const Headers = getGlobal('Headers');``
   gives ``('FormData');``: the ending's words are renamed the same way, in strings too;
-  ``name='x',`` gives ',' to ``version=version``). The grammar's keywords (its anonymous node
-  types) never stand for one another: ``return x`` is not ``const x``.
+  ``name='x',`` gives ',' to ``version=version``; a string typed half, ``name: 'TimeoutError``,
+  is matched as if closed, and its quote leads the ending: ``',`` among ``message: '...',``).
+  The grammar's keywords (its anonymous node types) never stand for one another: ``return x`` is
+  not ``const x``.
 
 Within each kind: endings that end like the line above first (';' among members ending ';', ','
 among arguments), then the most frequent, then the nearest.
@@ -32,6 +34,9 @@ MIN_SHARED_TOKENS = 1  # tokens the typed line and a sibling must share as writt
 SHAPE_WINDOW_LINES = 40
 TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d[\w.]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\S")
 WORD = re.compile(r"^[A-Za-z_$][\w$]*$")
+# A line whose last string is left open: closed strings and other text, then a quote and no other
+# (backquoted strings, Go's raw strings and JavaScript's templates, span lines as they are).
+OPEN_STRING = re.compile(r"""(?:[^'"`\\\n]|\\.|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`)*(['"])(?:[^'"\\\n]|\\.)*\Z""")
 LITERAL_STARTS = "0123456789\"'`"  # the first character of a number or a string token
 COMMENT_CHARS = "#/-"  # the first character of a comment in the project's grammars: checked with the tree
 
@@ -119,7 +124,8 @@ def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language, st
     text = home.doc.text
     start = line[0]
     indent = text[start:cursor][: len(text[start:cursor]) - len(text[start:cursor].lstrip())]
-    typed = TOKEN.findall(text[start:cursor])
+    quote = open_quote(text[start:cursor])  # a string typed half: matched as if closed
+    typed = TOKEN.findall(text[start:cursor] + (quote or ""))
     if len(typed) < MIN_SHAPE_TOKENS:
         return []
     lo, hi = start, line[1]
@@ -146,5 +152,12 @@ def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language, st
         if rename:
             words = "|".join(re.escape(w) for w in rename)
             ending = re.sub(rf"(?<![\w$])(?:{words})(?![\w$])", lambda m, r=rename: r[m.group()], ending)
-        found.setdefault(ending, []).append(abs(here - start))
+        found.setdefault((quote or "") + ending, []).append(abs(here - start))
     return _rank(found, text[:start].rstrip()[-1:])
+
+
+def open_quote(typed: str) -> str | None:
+    """The quote of a string literal ``typed`` leaves open at its end (``name: 'TimeoutError``),
+    None when every string of it is closed."""
+    m = OPEN_STRING.match(typed)
+    return m.group(1) if m is not None else None

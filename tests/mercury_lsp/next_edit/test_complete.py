@@ -100,3 +100,15 @@ def test_the_completion_does_not_let_a_copy_of_the_half_typed_line_pass_the_synt
     src = f"function A() {{\n{block}}}\nfunction B() {{\n{block}}}\n"
     cursor, got = completions(src, "  const c = getGlobal(", "  const a = getGlobal('a');\n", "javascript", "file:///g.js")
     assert got == [(cursor, "'c');", "complete")]  # the same insertion in B would not parse
+
+
+def test_a_string_typed_half_is_closed_and_ended_like_its_sibling_members():
+    src = ("test('timeout', async t => {\n\tawait t.throwsAsync(p, {\n\t\tcode: timeoutErrorCode,\n"
+           "\t\tmessage: 'The operation was aborted due to timeout',\n\t});\n});\n")
+    cursor, got = completions(src, "\t\tname: 'TimeoutError", "await t.throwsAsync(p, {\n", "typescript",
+                              "file:///abort.ts")
+    assert got == [(cursor, "',", "complete")]
+    # a backquoted string spans lines as it is: no line to finish
+    tpl = "var T = `{{ .Name }}\n# NAME\n`\n"
+    assert completions(tpl.replace("var T = `{{ .Name }}\n", ""), "var T = `{{if .N}}{{ .Name }}", "", "go",
+                       "file:///t.go")[1] == []
