@@ -73,9 +73,10 @@ def is_reorder(old: Signature, new: Signature) -> bool:
 
 
 def rebind(old: Signature, new: Signature, positional: list[str], keywords: list[tuple[str, str]],
-           example: str | None) -> list[str] | None:
+           example: str | None, placeholders: bool = False) -> list[str] | None:
     """The new call's argument texts (``keywords``: (name, whole ``name=value`` text)); None when
-    the call cannot be rewritten from the syntax alone (an added parameter with no example)."""
+    the call cannot be rewritten from the syntax alone (an added parameter with no example), or,
+    with ``placeholders``, such a parameter's name standing for its argument."""
     old_names = [n for n, _ in old.params]
     if len(positional) > len(old_names):
         return None
@@ -88,9 +89,9 @@ def rebind(old: Signature, new: Signature, positional: list[str], keywords: list
         value = by_position.get(name)
         added = name not in old_names and name not in renames.values()
         if value is None and added and not has_default and name not in keyword_names:
-            if example is None:
+            if example is None and not placeholders:
                 return None
-            value = example
+            value = name if example is None else example
         if value is None:  # not passed here (a default, or a keyword): the rest go by name
             named.append("")
         elif named:
@@ -268,15 +269,20 @@ def signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: 
             texts = [p.b.node_text(a) for a in items]
             kw = [(k, p.b.node_text(a)) for k, a in zip(keywords, (a for a in items if a.type in KEYWORD_ARGUMENTS),
                                                         strict=True)]
+            spans = [(p.b.char(a.start_byte) - s, p.b.char(a.end_byte) - s) for a in items]
             new_args = rebind(old, new, [p.b.node_text(a) for a in positional], kw, example)
-            expected = None if new_args is None else splice(
-                inner, [(p.b.char(a.start_byte) - s, p.b.char(a.end_byte) - s) for a in items], texts, new_args)
+            expected = None if new_args is None else splice(inner, spans, texts, new_args)
             if new_args is not None and expected is None:
                 continue  # the call is right as it is
+            placeholder = None
+            if new_args is None:  # a hole: the model's to fill, else the parameter's name stands in
+                named = rebind(old, new, [p.b.node_text(a) for a in positional], kw, None, placeholders=True)
+                placeholder = None if named is None else splice(inner, spans, texts, named)
             label = f"{new.cls}.{new.name}" if new.cls else new.name
             cands.append(Candidate(
                 p.doc.uri, s, e, inner, "signature", expected,
                 f"call of {label}() passes {len(positional) + len(keywords)} argument(s); "
                 f"its signature now has {len(new.params)} parameter(s)",
-                arg_count=len(positional) + len(keywords) + len(new.params) - len(old.params)))
+                arg_count=len(positional) + len(keywords) + len(new.params) - len(old.params),
+                placeholder=placeholder))
     return cands

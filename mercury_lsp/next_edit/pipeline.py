@@ -40,6 +40,7 @@ CONFIDENCE_DIGITS = 6  # confidences are reported (and ranked) rounded to this m
 # argument copied into a call) skip the model; they rank like repeated-edit renames (0.8) and
 # calls a little below (the copied argument may not fit every call).
 SYNTAX_CONFIDENCE = {"rename": 0.8, "signature": 0.6}
+PLACEHOLDER_CONFIDENCE = 0.3  # a call the signature change reaches, its new argument left to the user
 
 
 class TimeBox(CancelToken):
@@ -119,6 +120,13 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     box = TimeBox(cancel, opts.model_budget_ms / 1000)
     if model is not None and (holes or (not cands and not repeats and opts.model_fallback)):
         preds += _model_edits(model, query, holes, parsed, grammars, cancel, box)
+    # a hole the model left (no model, out of time, or a fill that did not pass) is never dropped:
+    # the call is offered with the new argument a placeholder named after its parameter
+    preds += [Prediction(c.uri, c.start, c.end, c.placeholder, PLACEHOLDER_CONFIDENCE,
+                         f"{c.reason}; the new argument is a placeholder for you to fill", c.kind, "syntax",
+                         c.old_text)
+              for c in holes if c.placeholder is not None
+              and not any(p.uri == c.uri and p.start < c.end and c.start < p.end for p in preds)]
     # The half-typed line at the cursor, whatever else follows from the edit; the model is asked
     # to finish it only when nothing else does (its refill costs most of a request's time).
     busy = bool(preds or repeats)

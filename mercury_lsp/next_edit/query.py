@@ -49,6 +49,9 @@ class Candidate:
     expected: str | None  # the syntax-obvious new text (the user's identifier / argument list)
     reason: str
     arg_count: int | None = None  # signature: arguments the new text must have
+    # a hole's text when the model fills nothing: the call with each new argument a placeholder
+    # named after its parameter (``preamble(w, name)``)
+    placeholder: str | None = None
 
 
 @dataclass

@@ -159,14 +159,16 @@ def test_javascript_methods_arrow_functions_and_scope():
 def test_an_added_parameter_no_edited_call_shows_is_a_hole_the_model_fills():
     after = GO.replace("preamble(out io.Writer)", "preamble(out io.Writer, name string)")
     got, preds = follow("file:///a.go", GO, after)
-    assert got == after and preds == []  # the syntax cannot know the value: no literal invented
+    # the syntax cannot know the value: no literal invented, the parameter's name stands in
+    assert [(p.old_text, p.new_text, p.confidence) for p in preds] == [("w", "w, name", 0.3),
+                                                                       ("os.Stdout", "os.Stdout, name", 0.3)]
     model = ScriptedModel("x", "w, cmd.Name()", 0.9)
     got, preds = follow("file:///a.go", GO, after, model=model)
     assert model.calls == ["refill"]
     assert [(p.old_text, p.new_text, p.source) for p in preds] == [("w", "w, cmd.Name()", "model"),
                                                                    ("os.Stdout", "w, cmd.Name()", "model")]
-    model = ScriptedModel("x", "w, not ok", 0.9)  # Python arguments, not Go ones: not offered
-    assert follow("file:///a.go", GO, after, model=model)[1] == []
+    model = ScriptedModel("x", "w, not ok", 0.9)  # Python arguments, not Go ones: not the model's
+    assert [p.new_text for p in follow("file:///a.go", GO, after, model=model)[1]] == ["w, name", "os.Stdout, name"]
 
 
 def test_a_parent_class_init_called_through_its_class_is_not_a_call_of_the_changed_init():
