@@ -26,7 +26,7 @@ does (``endings``, strict), or the ending gives back a line the edit just cut sh
 from __future__ import annotations
 
 from engine.errors import EngineError, InvalidRequestError
-from mercury_lsp.next_edit.endings import same_shape, same_start
+from mercury_lsp.next_edit.endings import open_quote, same_shape, same_start
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Prediction
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import ParsedDoc, walk
@@ -72,6 +72,8 @@ def _identifier_completion(home: ParsedDoc, cursor: int) -> str | None:
     prefix = text[lo:cursor]
     if len(prefix) < MIN_PREFIX_CHARS or prefix[0].isdigit():
         return None
+    if open_quote(text[text.rfind("\n", 0, lo) + 1:lo]) is not None:
+        return None  # a word typed in a string left open (the tree may still call it a name)
     start = home.b.byte(lo)
     node = home.tree.root_node.descendant_for_byte_range(start, home.b.byte(cursor))
     if node is None or node.type not in IDENTIFIER_TYPES:  # not code (a comment, a string)

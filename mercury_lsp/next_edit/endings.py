@@ -9,7 +9,8 @@ Two kinds of lines lend their ending, the first kind first:
   cursor) whose tokens start like the typed ones with at most ``MAX_ABSTRACTED`` identifiers or
   literals in other places, consistently (``this._execs`` among ``this._args = [];`` lines
   gives `` = [];``; ``const FormData = getGlobal`` under ``const Headers = getGlobal('Headers');``
-  gives ``('FormData');``: the ending's words are renamed the same way, in strings too;
+  gives ``('FormData');``: the ending's words are renamed the same way, in strings too, and an
+  ending naming something else of the sibling's own is no ending for a renamed line;
   ``name='x',`` gives ',' to ``version=version``; a string typed half, ``name: 'TimeoutError``,
   is matched as if closed, and its quote leads the ending: ``',`` among ``message: '...',``).
   The grammar's keywords (its anonymous node types) never stand for one another: ``return x`` is
@@ -28,12 +29,15 @@ from mercury_lsp.next_edit.tree import ParsedDoc
 MIN_LINE_PREFIX_CHARS = 6  # a typed line shorter than this ('x = ', 'if (') starts too many lines
 MIN_SHAPE_TOKENS = 3  # 'this . _execs': fewer tokens ('x', 'x =') have the shape of anything
 MAX_ABSTRACTED = 2  # identifiers that may differ between the typed line and a sibling (a name, its value)
+LONE_STRING_TOKENS = 2  # a sibling of a string typed alone on its line: a string and its terminator
 MIN_SHARED_TOKENS = 1  # tokens the typed line and a sibling must share as written ('.', ':', 'const')
 # Siblings are looked for this many lines either way of the cursor: a block of members or
 # statements; farther lines of the same indentation belong to other blocks.
 SHAPE_WINDOW_LINES = 40
 TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d[\w.]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\S")
 WORD = re.compile(r"^[A-Za-z_$][\w$]*$")
+FREE_NAME = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")  # a name not after a '.' (no member)
+STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`")
 # A line whose last string is left open: closed strings and other text, then a quote and no other
 # (backquoted strings, Go's raw strings and JavaScript's templates, span lines as they are).
 OPEN_STRING = re.compile(r"""(?:[^'"`\\\n]|\\.|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`)*(['"])(?:[^'"\\\n]|\\.)*\Z""")
@@ -126,7 +130,8 @@ def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language, st
     indent = text[start:cursor][: len(text[start:cursor]) - len(text[start:cursor].lstrip())]
     quote = open_quote(text[start:cursor])  # a string typed half: matched as if closed
     typed = TOKEN.findall(text[start:cursor] + (quote or ""))
-    if len(typed) < MIN_SHAPE_TOKENS:
+    lone = quote is not None and len(typed) == 1  # an item of a list of strings ('"notfound.extension')
+    if len(typed) < MIN_SHAPE_TOKENS and not lone:
         return []
     lo, hi = start, line[1]
     for _ in range(SHAPE_WINDOW_LINES):
@@ -141,7 +146,10 @@ def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language, st
         if here == start or not raw.startswith(indent) or not body or body[0].isspace():
             continue
         tokens = [(m.group(), m.end()) for m in TOKEN.finditer(body)]
-        rename = _matched(typed, [t for t, _ in tokens], language, strict)
+        if lone:  # among lines holding one string and what ends them
+            rename = {} if len(tokens) <= LONE_STRING_TOKENS and tokens[0][0][0] == quote else None
+        else:
+            rename = _matched(typed, [t for t, _ in tokens], language, strict)
         if rename is None:
             continue
         ending = _code(home, here + len(indent), body, tokens, len(typed))
@@ -152,8 +160,24 @@ def same_shape(home: ParsedDoc, line: tuple[int, int], cursor: int, language, st
         if rename:
             words = "|".join(re.escape(w) for w in rename)
             ending = re.sub(rf"(?<![\w$])(?:{words})(?![\w$])", lambda m, r=rename: r[m.group()], ending)
+            if _foreign(ending, rename, typed, language):
+                continue
         found.setdefault((quote or "") + ending, []).append(abs(here - start))
     return _rank(found, text[:start].rstrip()[-1:])
+
+
+def _foreign(ending: str, rename: dict[str, str], typed: list[str], language) -> bool:
+    """The ending names a free name of the sibling's own that the renaming does not carry over:
+    ``from functools import partial`` lends `` partial`` to nothing typed as ``from datetime
+    import``. Punctuation (`` = [];``), literals, members (``.strip()``) and the renamed or typed
+    names travel."""
+    known = set(rename.values()) | set(typed)
+    return any(m.group() not in known and not _is_keyword(language, m.group())
+               for m in FREE_NAME.finditer(_without_strings(ending)))
+
+
+def _without_strings(text: str) -> str:
+    return STRING.sub('""', text)
 
 
 def open_quote(typed: str) -> str | None:

@@ -112,3 +112,16 @@ def test_a_string_typed_half_is_closed_and_ended_like_its_sibling_members():
     tpl = "var T = `{{ .Name }}\n# NAME\n`\n"
     assert completions(tpl.replace("var T = `{{ .Name }}\n", ""), "var T = `{{if .N}}{{ .Name }}", "", "go",
                        "file:///t.go")[1] == []
+
+
+def test_an_item_of_a_list_of_strings_is_closed_like_its_siblings_not_finished_as_a_name():
+    src = 'extensions = [\n    "sphinx.ext.autodoc",\n    "sphinx.ext.intersphinx",\n]\n'
+    cursor, got = completions(src, '    "notfound.extension', '"sphinx.ext.intersphinx",\n', "python", "file:///conf.py")
+    assert got == [(cursor, '",', "complete")]  # not 's' (the name 'extensions' in the code)
+
+
+def test_a_sibling_ending_that_names_its_own_things_is_no_ending_for_a_renamed_line():
+    src = "import os\nimport re\nfrom functools import partial\nfrom typing import Any\n\nx = partial(os.getcwd)\n"
+    cursor, got = completions(src, "from datetime import", "from functools import partial\n", "python",
+                              "file:///t.py")
+    assert got == []  # 'partial' is functools', not datetime's
