@@ -6,10 +6,13 @@ and its error check out of the block they were in, or a function into another fi
 inserted a block of lines (compared without indentation) that stands at exactly one other place
 — in its document or an open document of its language — offers deleting that other copy. The
 block must be specific (``MIN_MOVED_CHARS`` non-blank characters): a copied ``}`` or ``return
-nil`` is not a move, nor are imports, nor a block right next to its copy (the editor's
-"duplicate line": the user is about to change the copy); a copy in another document must be a
-block of lines, and one line is moved within its function only (``self.option_name =
-option_name`` written in one class's ``__init__`` leaves another class's alone). Two copies elsewhere, or none, give nothing (which one would go?).
+nil`` is not a move, nor is a block right next to its copy (the editor's "duplicate line": the
+user is about to change the copy). A copy in another document must be a block of lines and no
+imports (every file of a package imports the same things; an import written again in its own
+document is moved: ``import EventEmitter = require(...)`` above, the old one below goes). One line
+is moved within its function only (``self.option_name = option_name`` written in one class's
+``__init__`` leaves another class's alone). Two copies elsewhere, or none, give nothing (which
+one would go?).
 ``supersede`` covers a line written again *changed* (the same assignment target).
 """
 
@@ -44,15 +47,16 @@ def moved_lines(query: NextEditQuery, parsed: list[ParsedDoc]) -> list[Predictio
                 block = block[:-1]
             while block and not block[0]:
                 block = block[1:]
-            if sum(len(x) for x in block) < MIN_MOVED_CHARS or all(IMPORT_LINE.match(x) for x in block if x):
-                continue  # too short, or imports (every file of a package imports the same things)
+            if sum(len(x) for x in block) < MIN_MOVED_CHARS:
+                continue  # too short
+            imports = all(IMPORT_LINE.match(x) for x in block if x)  # every file of a package imports them
             new = to_current(ex, change.at)
             if new is None:  # a newer edit rewrote the pasted lines
                 continue
             new_end = new + sum(len(x) + 1 for x in change.inserted)
             copies = [(d, s, e) for d in docs for s, e, _ in block_sites(LineChange(block, (), "", "", ""), d)
                       if not (d is ex.doc and s <= new_end and new <= e)  # itself, or a line duplicated
-                      and (d is ex.doc or sum(1 for x in block if x) >= MIN_LINES_ACROSS)]
+                      and (d is ex.doc or (sum(1 for x in block if x) >= MIN_LINES_ACROSS and not imports))]
             if len(copies) != 1:
                 continue
             d, s, e = copies[0]

@@ -393,3 +393,14 @@ def test_typescripts_string_type_keyword_is_code_not_a_string():
     text = "let a: string = 'x';\n"
     parsed = parse_all((doc("file:///a.ts", text, grammar="typescript"),), G)[0]
     assert not non_code(parsed, text.index("string")) and non_code(parsed, text.index("'x'") + 1)
+
+
+def test_an_import_written_again_in_its_own_document_leaves_its_old_copy_to_delete():
+    src = ("import test from 'ava';\nimport delay from 'delay';\n"
+           "// eslint-disable-next-line @typescript-eslint/no-require-imports\n"
+           "import EventEmitter = require('eventemitter3');\n\nconst x = new EventEmitter();\n")
+    imp = "import EventEmitter = require('eventemitter3');\n"
+    after = imp + src
+    preds = ask(doc("file:///t.ts", after, (src,), (1.0,), grammar="typescript"), cursor=len(imp) - 1)
+    assert [(p.old_text, p.new_text) for p in preds] == [(imp, "")]
+    assert preds[0].start > len(imp)  # the old copy, not the one just written
