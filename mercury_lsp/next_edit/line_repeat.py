@@ -24,6 +24,7 @@ The syntax guard (``pipeline._keep_parsing``) runs on these edits like on every 
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from mercury_lsp.next_edit.examples import Example, recent_edits, to_current
@@ -50,6 +51,9 @@ MAX_INSERTED_LINES = 3
 MAX_REGION_LINES = 200  # an edit changing more lines than this is not read line by line
 CONFIDENCE = 0.5
 AGE_PENALTY = 0.1  # an older example's sites rank below the newest's
+# A comment line that speaks of the line below it alone: it goes when that line goes.
+NEXT_LINE_DIRECTIVE = re.compile(r"^\s*(?://|#)\s*(?:eslint-disable-next-line|@ts-ignore|@ts-expect-error"
+                                 r"|prettier-ignore|noinspection|type:\s*ignore)\b")
 OTHER_DOCUMENT_PENALTY = 0.2
 
 
@@ -187,9 +191,13 @@ def _docs(query: NextEditQuery, ex: Example) -> list[DocState]:
 
 
 def widen_deletion(text: str, s: int, e: int) -> tuple[int, int]:
-    """Deleted whole lines ``[s, e)`` widened by one blank line where deleting them would leave a
-    blank line doubled (blank above and below) or ending a block (blank above, a less indented
-    line below)."""
+    """Deleted whole lines ``[s, e)`` widened by the comment directive above them that speaks of
+    the next line only (``// eslint-disable-next-line ...``, ``// @ts-expect-error``), and by one
+    blank line where deleting them would leave a blank line doubled (blank above and below) or
+    ending a block (blank above, a less indented line below)."""
+    directive = text.rfind("\n", 0, max(s - 1, 0)) + 1
+    if s > 0 and NEXT_LINE_DIRECTIVE.search(text[directive:s - 1]):
+        s = directive
     above_start = text.rfind("\n", 0, max(s - 1, 0)) + 1
     blank_above = s > 0 and not text[above_start:s].strip()
     below_end = text.find("\n", e)

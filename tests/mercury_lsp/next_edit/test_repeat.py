@@ -402,5 +402,6 @@ def test_an_import_written_again_in_its_own_document_leaves_its_old_copy_to_dele
     imp = "import EventEmitter = require('eventemitter3');\n"
     after = imp + src
     preds = ask(doc("file:///t.ts", after, (src,), (1.0,), grammar="typescript"), cursor=len(imp) - 1)
-    assert [(p.old_text, p.new_text) for p in preds] == [(imp, "")]
+    directive = "// eslint-disable-next-line @typescript-eslint/no-require-imports\n"
+    assert [(p.old_text, p.new_text) for p in preds] == [(directive + imp, "")]  # its directive too
     assert preds[0].start > len(imp)  # the old copy, not the one just written
