@@ -28,7 +28,11 @@ same line on each side as its anchor (``rules``). A *rule* is one such change. T
 A rule must be specific: its pattern has at least ``MIN_PATTERN_CHARS`` non-blank characters,
 and a rule matching more than ``nextEdit.repeatMaxSites`` places is dropped as too generic (the
 broader anchors are tried too with ``repeatAllSites``: every similar site; renames are then left
-to the scope-aware rename search). Sites are ranked by the age of their example, the length of
+to the scope-aware rename search). An insertion in code must be anchored on a name of the user's
+code, not on punctuation, keywords and built-in types alone (``?: string`` + `` | URL`` stands at
+every field of that type); a change of one of two identical lines repeats at the same one of each
+such pair (``_twin_side``); text naming a local of the example's function is not repeated where
+that name is unknown (another document, another function). Sites are ranked by the age of their example, the length of
 the anchor they matched (structural similarity), the cursor's document first, then by distance
 to the cursor. The syntax guard (``pipeline._keep_parsing``) runs on them like on every other
 edit.
