@@ -58,6 +58,9 @@ def _add_no_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-model", action="store_true",
                    help="syntax only: the locations tree-sitter ties to the edit, with the user's text "
                         "(no model is loaded; confidence 0)")
+    p.add_argument("--no-index", action="store_true",
+                   help="read every file instead of those the repository's persistent word index "
+                        "(under $XDG_CACHE_HOME/mercury-lsp) says mention what the edit changed")
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:
@@ -203,7 +206,8 @@ def run_propagate(args: argparse.Namespace) -> int:
         files, _ = list_files(paths)
         model, _, name = _load_model(args)
         with _progress(len(files), "file") as tick:
-            report = propagate(patch, paths, roots, model, Grammars(), jobs=args.jobs, progress=tick)
+            report = propagate(patch, paths, roots, model, Grammars(), jobs=args.jobs, progress=tick,
+                               index=not args.no_index)
     except InputError as exc:
         raise _usage(str(exc)) from None
     report.model = name
@@ -240,7 +244,8 @@ def run_next_edit(args: argparse.Namespace) -> int:
         for extra in args.also:
             read_source(extra, explicit=True)
         model, _, name = _load_model(args)
-        report = propagate_edits([edited], [note], list(args.also), model, Grammars(), jobs=args.jobs)
+        report = propagate_edits([edited], [note], list(args.also), model, Grammars(), jobs=args.jobs,
+                                 index=not args.no_index)
     except InputError as exc:
         raise _usage(str(exc)) from None
     report.model = name

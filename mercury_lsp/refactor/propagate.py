@@ -28,6 +28,7 @@ from mercury_lsp.next_edit.query import EditModel, Prediction
 from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.refactor.changes import FileChange, Report
 from mercury_lsp.refactor.files import GIT_TIMEOUT_S, InputError, Source, list_files, read_source
+from mercury_lsp.refactor.index import select_files
 from mercury_lsp.refactor.mentions import DOC_SUFFIXES, mention_edits, renamed_symbol
 from mercury_lsp.refactor.patch import FilePatch, PatchError, apply_hunks, parse_patch, resolve
 from mercury_lsp.syntax import Grammars
@@ -168,21 +169,30 @@ def mentions(words: set[str]) -> re.Pattern | None:
 
 def propagate(patch_text: str, paths: list[Path], roots: list[Path], model: EditModel | None,
               grammars: Grammars, options: NextEditOptions | None = None, jobs: int = 1,
-              progress: Callable[[int], None] | None = None) -> Report:
+              progress: Callable[[int], None] | None = None, index: bool = True) -> Report:
     """The follow-ups of ``patch_text`` in every file under ``paths`` (the patch's files are
     looked up under ``roots``)."""
     edited, notes = edited_files(patch_text, roots)
-    return propagate_edits(edited, notes, paths, model, grammars, options, jobs, progress)
+    return propagate_edits(edited, notes, paths, model, grammars, options, jobs, progress, index)
 
 
 def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path], model: EditModel | None,
                     grammars: Grammars, options: NextEditOptions | None = None, jobs: int = 1,
-                    progress: Callable[[int], None] | None = None) -> Report:
+                    progress: Callable[[int], None] | None = None, index: bool = True) -> Report:
+    """``index``: read only the files the repository's persistent word index says mention a word
+    the edits changed (``refactor.index``); without it, every listed file is read."""
     t0 = time.perf_counter()
     edited_paths = {ef.source.path.resolve() for ef in edited}
-    files = list_files(paths)[0] if paths else []
+    files, root = list_files(paths) if paths else ([], None)
     files = [f for f in files if f not in edited_paths]
-    pattern = mentions(set().union(*(changed_identifiers(ef.before, ef.after) for ef in edited)))
+    words = set().union(*(changed_identifiers(ef.before, ef.after) for ef in edited))
+    pattern = mentions(words)
+    reads = len(files)
+    if index and files and words:
+        base = root or (paths[0] if paths[0].is_dir() else paths[0].parent)
+        files, stats = select_files(base, files, words)
+        if stats is not None:
+            reads = stats.read + stats.selected
 
     def load(path: Path) -> tuple[Source | None, str | None]:
         try:
@@ -230,6 +240,6 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
     for c in by_uri.values():
         c.edits.sort(key=lambda e: e.start)
     changes = sorted((c for c in by_uri.values() if c.changed), key=lambda c: str(c.source.path))
-    report = Report(changes, notes, files_read=len(files) + len(edited), timings=outcome.timings)
+    report = Report(changes, notes, files_read=reads + len(edited), timings=outcome.timings)
     report.timings.total_ms = round((time.perf_counter() - t0) * 1000, 2)
     return report
