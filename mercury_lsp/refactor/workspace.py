@@ -3,7 +3,8 @@ are not open but mention an identifier the user's edit changed join the next-edi
 documents on disk (version ``None``), so predicted edits reach them too and the code action's
 ``WorkspaceEdit`` covers every file. Runs on the engine worker (it reads files), never on the
 event loop. File lists come from ``files.list_files`` (git-aware, ``.gitignore`` honoured) and
-are kept for ``LIST_TTL_S``.
+are kept for ``LIST_TTL_S``; of them, only the files the workspace's persistent word index
+(``refactor.index``, shared with ``refactor propagate``) says mention a changed word are read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from mercury_lsp.next_edit import DocState, NextEditQuery
 from mercury_lsp.refactor.files import InputError, list_files, read_source
+from mercury_lsp.refactor.index import select_files
 from mercury_lsp.refactor.propagate import changed_identifiers, mentions
 
 LIST_TTL_S = 30.0  # a workspace's file list is listed again after this long
@@ -55,7 +57,8 @@ class WorkspaceFiles:
         extra: list[DocState] = []
         scanned = 0
         for root in roots:
-            for f in self._files(root):
+            listed, _ = select_files(root, self._files(root), words)  # the files that mention a word
+            for f in listed:
                 if len(extra) >= limit or scanned >= SCAN_FILES:
                     break
                 uri = f.as_uri()

@@ -94,3 +94,20 @@ def test_propagate_reads_only_the_mentioning_files_and_answers_the_same(tmp_path
         edited, notes = edited_files(patch, [tmp_path])
         reports.append(propagate_edits(edited, notes, [lib], None, Grammars(), index=index))
     assert reports[0].files_read == 9 and reports[1].files_read == 3  # warm: util.py and the 2 mentioning 'echo'
+
+
+def test_the_language_servers_workspace_scan_reads_only_the_files_the_index_selects(tmp_path, monkeypatch):
+    from mercury_lsp.next_edit import DocState, NextEditQuery
+    from mercury_lsp.refactor import workspace
+
+    for i in range(6):
+        (tmp_path / f"m{i}.py").write_text("from util import echo\necho(1)\n" if i < 2 else f"y = {i}\n")
+    settle(*tmp_path.iterdir())
+    reads = []
+    real = workspace.read_source
+    monkeypatch.setattr(workspace, "read_source", lambda p, *a: (reads.append(p.name), real(p, *a))[1])
+    before, after = "def echo(x):\n    return x\n", "def say(x):\n    return x\n"
+    doc = DocState("file:///open/util.py", after, "python", 1, (before,), 1.0)
+    query = workspace.WorkspaceFiles().extend(NextEditQuery((doc,), doc.uri, 0), [tmp_path], limit=10)
+    assert sorted(d.uri.rsplit("/", 1)[1] for d in query.docs[1:]) == ["m0.py", "m1.py"]
+    assert sorted(reads) == ["m0.py", "m1.py"]  # not the four files that never name 'echo'
