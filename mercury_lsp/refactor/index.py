@@ -158,6 +158,12 @@ def select_files(root: Path, files: list[Path], words: set[str]) -> tuple[list[P
         try:
             index = WordIndex(db)
             return index.select(files, words)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):  # another call holds it past the timeout: read everything this once
+                return files, None
+            if attempt == 0:
+                with contextlib.suppress(OSError):
+                    db.unlink()
         except (sqlite3.Error, OSError):
             if attempt == 0:
                 with contextlib.suppress(OSError):

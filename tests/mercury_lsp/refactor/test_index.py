@@ -111,3 +111,22 @@ def test_the_language_servers_workspace_scan_reads_only_the_files_the_index_sele
     query = workspace.WorkspaceFiles().extend(NextEditQuery((doc,), doc.uri, 0), [tmp_path], limit=10)
     assert sorted(d.uri.rsplit("/", 1)[1] for d in query.docs[1:]) == ["m0.py", "m1.py"]
     assert sorted(reads) == ["m0.py", "m1.py"]  # not the four files that never name 'echo'
+
+
+def test_an_index_another_call_holds_is_left_out_not_deleted(tmp_path, monkeypatch):
+    import sqlite3
+
+    from mercury_lsp.refactor import index
+
+    files = tree(tmp_path)
+    select_files(tmp_path, files, {"render"})
+    db = index_path(tmp_path)
+    monkeypatch.setattr(index, "LOCK_TIMEOUT_S", 0.05)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        got, stats = select_files(tmp_path, files, {"render"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert got == files and stats is None and db.exists()  # every file read; the index kept
