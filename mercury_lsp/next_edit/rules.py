@@ -61,7 +61,8 @@ class Rule:
     def is_rename(self) -> bool:
         new = self.inserted.strip()
         return (len(self.deleted) == 1 and IDENT.match(self.deleted[0]) is not None
-                and IDENT.match(new) is not None and new != self.deleted[0])
+                and IDENT.match(new) is not None and new != self.deleted[0]
+                and self.deleted[0] not in KEYWORDS and new not in KEYWORDS)
 
     @property
     def pattern_chars(self) -> int:

@@ -405,3 +405,13 @@ def test_an_import_written_again_in_its_own_document_leaves_its_old_copy_to_dele
     directive = "// eslint-disable-next-line @typescript-eslint/no-require-imports\n"
     assert [(p.old_text, p.new_text) for p in preds] == [(directive + imp, "")]  # its directive too
     assert preds[0].start > len(imp)  # the old copy, not the one just written
+
+
+def test_a_keyword_swapped_is_no_rename_of_the_keyword_everywhere():
+    body = "function f{n}(xs) {{\n  for (const x of xs) {{\n    if (!x) {{\n      return;\n    }}\n    use(x);\n  }}\n}}\n\n"
+    src = "".join(body.format(n=n) for n in range(4))
+    at = src.index("return;")
+    after = src[:at] + "continue;" + src[at + len("return;"):]
+    preds = ask(doc("file:///i.js", after, (src,), (1.0,), grammar="javascript"), cursor=at)
+    assert not [p for p in preds if p.kind == "rename"]
+    assert len([p for p in preds if p.new_text == "continue"]) <= 1  # at most the next place, as a guess
