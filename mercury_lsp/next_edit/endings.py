@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from mercury_lsp.next_edit.text import QUOTED
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 MIN_LINE_PREFIX_CHARS = 6  # a typed line shorter than this ('x = ', 'if (') starts too many lines
@@ -37,7 +38,6 @@ SHAPE_WINDOW_LINES = 40
 TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d[\w.]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\S")
 WORD = re.compile(r"^[A-Za-z_$][\w$]*$")
 FREE_NAME = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")  # a name not after a '.' (no member)
-STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`")
 # A line whose last string is left open: closed strings and other text, then a quote and no other
 # (backquoted strings, Go's raw strings and JavaScript's templates, span lines as they are).
 OPEN_STRING = re.compile(r"""(?:[^'"`\\\n]|\\.|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`)*(['"])(?:[^'"\\\n]|\\.)*\Z""")
@@ -177,7 +177,7 @@ def _foreign(ending: str, rename: dict[str, str], typed: list[str], language) ->
 
 
 def _without_strings(text: str) -> str:
-    return STRING.sub('""', text)
+    return QUOTED.sub('""', text)
 
 
 def open_quote(typed: str) -> str | None:

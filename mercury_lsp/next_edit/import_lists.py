@@ -17,10 +17,10 @@ from pathlib import PurePosixPath
 from urllib.parse import unquote, urlparse
 
 from mercury_lsp.next_edit.query import Prediction
+from mercury_lsp.next_edit.text import QUOTED
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
-QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
 # Files that stand for their folder: Rust's mod.rs, Python's __init__.py, JavaScript's index.js.
 PACKAGE_STEMS = ("mod", "__init__", "index")
 JOIN_CONFIDENCE = 0.5

@@ -204,7 +204,7 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
                 if n.type == kind and p.b.node_text(n) == old], "member"
     scope = func if declared and func is not None else home.tree.root_node
     sites = [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old
-             and not _inside(n, OTHER_NAMESPACES)]
+             and enclosing(n, OTHER_NAMESPACES) is None]
     if scope is func:
         return sites, "local"
     # a document-wide name: not where a function binds the same name itself; where the edited
@@ -216,16 +216,9 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
         lo, hi = max(own)
         return [(p, n) for p, n in sites if lo <= home.b.char(n.start_byte) < hi], "local"
     if node.parent is not None and node.parent.type in DEFINITIONS:  # a definition renamed: an imported namesake is another thing
-        sites = [(p, n) for p, n in sites if not _inside(n, IMPORTS)]
+        sites = [(p, n) for p, n in sites if enclosing(n, IMPORTS) is None]
     return [(p, n) for p, n in sites if not any(lo <= home.b.char(n.start_byte) < hi for lo, hi in local)], "document"
 
-
-def _inside(node, types: tuple[str, ...]) -> bool:
-    while node is not None:
-        if node.type in types:
-            return True
-        node = node.parent
-    return False
 
 
 # ---------------------------------------------------------------------------- model only

@@ -8,7 +8,7 @@ import re
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.next_edit.rules import TOKEN, line_bounds
 from mercury_lsp.next_edit.text import diff_region
-from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.tree import ParsedDoc, enclosing
 
 # Node types (any grammar) that open a function scope.
 FUNCTION_SCOPES = ("function_definition", "function_declaration", "method_declaration", "function_item",
@@ -50,10 +50,8 @@ def inside(parsed: ParsedDoc | None, offset: int, types: tuple[str, ...]) -> boo
     if parsed is None:
         return False
     b = parsed.b.byte(offset)
-    node = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
-    while node is not None and node.type not in types:
-        node = node.parent
-    return node is not None
+    leaf = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
+    return leaf is not None and enclosing(leaf, types) is not None
 
 
 def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
@@ -84,10 +82,10 @@ def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
     """How the renamed identifier at ``offset`` is bound: "definition" (a function, type, ... name:
     renamed wherever it is used), "local" (a parameter or a declared local: its function only),
     or "use"."""
-    before = TOKEN.findall(text[max(0, offset - DECLARATION_LOOKBACK):offset])
-    if before and before[-1] in DEFINITION_KEYWORDS:
+    keyword = _word_before(text, offset)
+    if keyword in DEFINITION_KEYWORDS:
         return "definition"
-    if before and before[-1] in LOCAL_KEYWORDS:
+    if keyword in LOCAL_KEYWORDS:
         return "local"
     if parsed is not None:
         b = parsed.b.byte(offset)
@@ -97,6 +95,12 @@ def binding_kind(parsed: ParsedDoc | None, text: str, offset: int) -> str:
                 return "local"
             node = node.parent
     return "use"
+
+
+def _word_before(text: str, offset: int) -> str | None:
+    """The token just before ``offset`` (a declaring keyword, if any: ``let``, ``def``)."""
+    before = TOKEN.findall(text[max(0, offset - DECLARATION_LOOKBACK):offset])
+    return before[-1] if before else None
 
 
 def declaring_scopes(parsed: ParsedDoc | None, name: str, *, assignments: bool = True) -> list[tuple[int, int]]:
@@ -145,7 +149,6 @@ def redeclared(home: ParsedDoc, name: str, skip: int) -> bool:
     text = home.doc.text
 
     def declares(at: int) -> bool:
-        before = TOKEN.findall(text[max(0, at - DECLARATION_LOOKBACK):at])
-        return bool(before) and before[-1] in DECLARING_KEYWORDS and scope_of(home, at) == scope  # not a nested function's
+        return _word_before(text, at) in DECLARING_KEYWORDS and scope_of(home, at) == scope  # not a nested function's
 
     return any(declares(m.start()) for m in word.finditer(text, lo, hi) if m.start() != skip)

@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterable
 
 # An import line (any grammar): a changed import is not a rename, whatever its names.
+# A string literal on one line (no escapes read: a quote inside one ends it early).
+QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
 IMPORT_LINE = re.compile(r"\s*(?:import\b|from\s+\S+\s+import\b|(?:pub\s+)?use\s|extern\s+crate\b|#\s*include\b)")
 
 
