@@ -1,5 +1,6 @@
 """Renames read from the whole recent history (``candidates``): several renames in one history,
-an import's local name renamed, lone enum members, hunks far apart."""
+an import's local name renamed, lone enum members, hunks far apart; and their scope (a name other
+functions define or bind themselves, an old name declared anew)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,34 @@ def test_another_module_imported_is_no_rename():
     src = "from a import x\n\nprint(x)\n"
     assert line_renames(src, src.replace("from a import x", "from b import y"))[0] == []
     assert line_renames(src, src.replace("from a import x", "from a import y"))[0] == []
+
+
+def test_a_type_renamed_in_one_function_leaves_the_namesakes_other_functions_define():
+    fn = ("#[test]\nfn test_{n}() {{\n    #[derive(Error, Debug)]\n    enum Error {{\n        Repro,\n    }}\n"
+          "    assert(Error::Repro);\n}}\n\n")
+    src = "use thiserror::Error;\n\n" + "".join(fn.format(n=n) for n in ("a", "b", "c"))
+    at = src.index("fn test_b")
+    head, tail = src[:at], src[at:]
+    after = head + tail.replace("enum Error {", "enum Error0 {", 1)
+    preds = ask("file:///t.rs", after, (src,), "rust", after.index("Error0"))
+    want = head + tail.replace("enum Error {", "enum Error0 {", 1).replace("assert(Error::", "assert(Error0::", 1)
+    assert applied(after, preds) == want  # not test_a's or test_c's, nor derive's macro
+
+
+def test_a_loop_variable_renamed_in_one_go_test_stays_in_that_test():
+    fn = ("func Test{n}(t *testing.T) {{\n\tfor _, c := range cases {{\n\t\tif c.in != c.want {{\n"
+          "\t\t\tt.Fatal(c.in)\n\t\t}}\n\t}}\n}}\n\n")
+    src = "package p\n\n" + fn.format(n="A") + fn.format(n="B")
+    at = src.index("func TestB")
+    head, tail = src[:at], src[at:]
+    after = head + tail.replace("c.in != c.want", "testCase.in != testCase.want", 1)
+    preds = ask("file:///p_test.go", after, (src,), "go", after.index("testCase.want"))
+    assert all(p.start >= len(head) for p in preds)  # TestA binds its own c
+
+
+def test_a_renamed_parameter_whose_old_name_is_declared_anew_is_no_rename():
+    src = "function parse(str, opt) {\n  opt = opt || {};\n  var dec = opt.decode || decode;\n  return dec(str);\n}\n"
+    after = src.replace("function parse(str, opt) {\n  opt = opt || {};\n",
+                        "function parse(str, options) {\n  var opt = options || {};\n")
+    preds = ask("file:///index.js", after, (src,), "javascript", after.index("var opt"))
+    assert not [p for p in preds if p.kind == "rename"]  # opt.decode is the new var's

@@ -386,34 +386,3 @@ def test_an_item_added_to_one_functions_list_is_not_repeated_in_another_function
            "x = show(args, kwargs)\ny = other(args, kwargs)\n")
     after = src.replace("x = show(args, kwargs)", "x = show(args, kwargs, None)")
     assert run(after, src)[0].predictions == []  # other(args, kwargs) is another function's call
-
-
-def test_a_type_renamed_in_one_function_leaves_the_namesakes_other_functions_define():
-    fn = ("#[test]\nfn test_{n}() {{\n    #[derive(Error, Debug)]\n    enum Error {{\n        Repro,\n    }}\n"
-          "    assert(Error::Repro);\n}}\n\n")
-    src = "use thiserror::Error;\n\n" + "".join(fn.format(n=n) for n in ("a", "b", "c"))
-    at = src.index("fn test_b")
-    head, tail = src[:at], src[at:]
-    after = head + tail.replace("enum Error {", "enum Error0 {", 1)
-    out, _ = run(after, src, uri="file:///t.rs", cursor=after.index("Error0"))
-    want = head + tail.replace("enum Error {", "enum Error0 {", 1).replace("assert(Error::", "assert(Error0::", 1)
-    assert renamed(after, out.predictions) == want  # not test_a's or test_c's, nor derive's macro
-
-
-def test_a_loop_variable_renamed_in_one_go_test_stays_in_that_test():
-    fn = ("func Test{n}(t *testing.T) {{\n\tfor _, c := range cases {{\n\t\tif c.in != c.want {{\n"
-          "\t\t\tt.Fatal(c.in)\n\t\t}}\n\t}}\n}}\n\n")
-    src = "package p\n\n" + fn.format(n="A") + fn.format(n="B")
-    at = src.index("func TestB")
-    head, tail = src[:at], src[at:]
-    after = head + tail.replace("c.in != c.want", "testCase.in != testCase.want", 1)
-    out, _ = run(after, src, uri="file:///p_test.go", cursor=after.index("testCase.want"))
-    assert all(p.start >= len(head) for p in out.predictions)  # TestA binds its own c
-
-
-def test_a_renamed_parameter_whose_old_name_is_declared_anew_is_no_rename():
-    src = "function parse(str, opt) {\n  opt = opt || {};\n  var dec = opt.decode || decode;\n  return dec(str);\n}\n"
-    after = src.replace("function parse(str, opt) {\n  opt = opt || {};\n",
-                        "function parse(str, options) {\n  var opt = options || {};\n")
-    out, _ = run(after, src, uri="file:///index.js", cursor=after.index("var opt"))
-    assert not [p for p in out.predictions if p.kind == "rename"]  # opt.decode is the new var's
