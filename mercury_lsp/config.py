@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from engine.options import Preset
+from mercury_engine.options import Preset
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     window_fill: Annotated[float, Meta(gt=0.0, le=1.0)] = 0.8  # share of the context a refill window may use
     model_min_confidence: UnitFloat = 0.6  # a free model refill (not the user's text) needs this
     # Model-only path when no rule or syntax ties a location: off by default — on the real-history
-    # benchmark (benchmarks/next_edit_v2.py) it found no location in 61 cases and cost seconds each.
+    # benchmark (benchmarks/next_edit/histories.py) it found no location in 61 cases and cost seconds each.
     model_fallback: bool = False
     # Finish a half-typed line at the cursor with the model (a refill past the cursor, kept when
     # it repairs the line's parse): off by default — on 2 loaded CPU cores one refill took 1-6 s
@@ -158,10 +158,10 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     # once (no model call), as Copilot and Tabby do; off, the cache answers only exact repeats.
     typeahead: bool = True
     # Incremental context cache: the engine reuses the keys/values of the context's unchanged
-    # beginning across keystrokes (refreshed every few requests and on far edits; engine/context_cache.py).
+    # beginning across keystrokes (refreshed every few requests and on far edits; mercury_engine/context_cache.py).
     context_cache: bool = True
     # Speculative prefetch: a didChange starts the completion for the cursor the edit leaves
-    # before the editor asks (superseded by the next edit). On: in benchmarks/lsp_latency it showed
+    # before the editor asks (superseded by the next edit). On: in benchmarks/lsp/latency it showed
     # more suggestions, a lower p95 and a larger share of pauses within 100 ms at less daemon CPU.
     prefetch: bool = True
     max_file_bytes: Annotated[int, Meta(ge=1)] = 8 * 1024 * 1024  # larger documents get no suggestions

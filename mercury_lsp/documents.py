@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mercury_lsp.edits import checked_changes, clean_text
-from mercury_lsp.memory import TRIM_AFTER_CHARS, release_free_memory
+from mercury_lsp.heap import TRIM_AFTER_CHARS, release_free_memory
 from mercury_lsp.schema import EditRecord
 from mercury_lsp.text import (
     NEWLINE,

@@ -11,7 +11,7 @@ A retired engine is closed once every job submitted for it has finished.
 Engine results are converted to ``schema`` Structs here. The engine's model code (and torch)
 is imported on the worker, so the server answers ``initialize`` at once while the model loads
 in the background; the loop side uses the engine's own ``CancelToken`` and errors, whose
-modules (``engine.types``, ``engine.errors``, ``engine.options``) import without torch.
+modules (``mercury_engine.types``, ``mercury_engine.errors``, ``mercury_engine.options``) import without torch.
 Choosing the sampler is the engine's policy: ``InfillSpec`` carries a preset and, when the user
 asked for one, a sampler; ``Engine.infill`` defaults to the fast sampler.
 """
@@ -29,15 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from engine.errors import CancelledError as EngineCancelled
-from engine.errors import EngineError
-from engine.options import InfillOptions
-from engine.types import CancelToken
-from mercury_lsp.memory import release_free_memory
+from mercury_engine.errors import CancelledError as EngineCancelled
+from mercury_engine.errors import EngineError
+from mercury_engine.options import InfillOptions
+from mercury_engine.types import CancelToken
+from mercury_lsp.heap import release_free_memory
 from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec
 
 if TYPE_CHECKING:
-    from engine import Engine, InfillResult
+    from mercury_engine import Engine, InfillResult
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -310,7 +310,7 @@ def load_session(spec: LoadSpec, loader: Callable[..., Engine] | None = None) ->
     """Load the engine in this thread (the CLI's batch commands; the daemon uses ``EngineClient``)."""
     t0 = time.perf_counter()
     if loader is None:
-        from engine import Engine
+        from mercury_engine import Engine
 
         loader = Engine.load
     engine = loader(spec.model, device=spec.device, dtype=spec.dtype,

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from engine.options import DEFAULT_PRESET, Length, Preset, Sampler
+from mercury_engine.options import DEFAULT_PRESET, Length, Preset, Sampler
 
 SpanKind = Literal["line", "statement", "block"]
 EngineState = Literal["idle", "loading", "ready", "error"]
@@ -69,7 +69,7 @@ class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
     single_line: bool = False  # the engine may stop after the first text line (line spans)
     context_reuse: bool = True  # the engine may reuse the context's keys/values of earlier requests
     context_scope: str | None = None  # ... of earlier requests with this scope only (a user's document)
-    length: Length | Literal["auto"] = "auto"  # "auto": the engine's default length policy (engine/length.py)
+    length: Length | Literal["auto"] = "auto"  # "auto": the engine's default length policy (mercury_engine/length.py)
 
 
 class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):

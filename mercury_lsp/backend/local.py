@@ -113,8 +113,8 @@ class LocalBackend:
         loop = asyncio.get_running_loop()
 
         def job() -> T:
-            from engine.errors import CancelledError, InvalidRequestError
-            from engine.errors import EngineError as EngineFailure
+            from mercury_engine.errors import CancelledError, InvalidRequestError
+            from mercury_engine.errors import EngineError as EngineFailure
 
             try:
                 return fn(session)

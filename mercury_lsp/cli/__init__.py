@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.errors import EngineError
+from mercury_engine.errors import EngineError
 from mercury_lsp.cli import http, infill, next_edit, refactor, schema, serve, train
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.cli.infill import split_at

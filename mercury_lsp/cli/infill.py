@@ -50,7 +50,7 @@ def split_at(text: str, line: int, col: int) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine import Engine, InfillOptions
+    from mercury_engine import Engine, InfillOptions
 
     text = read_text(args.file, "")
     prefix, suffix = split_at(text, args.line, args.col)

@@ -2,8 +2,8 @@
 
     mercury-lsp train prepare [--out DIR]           corpus + tokenizer + token arrays
     mercury-lsp train fit [--arm A] [--minutes M] [...]  train a recipe (resumes from --run if it exists)
-    mercury-lsp train export --out engine/models/mercury-coder-tiny
-    mercury-lsp train gpu [...]                       one-call run (engine/train/GPU.md)
+    mercury-lsp train export --out mercury_engine/models/mercury-coder-tiny
+    mercury-lsp train gpu [...]                       one-call run (mercury_train/GPU.md)
     mercury-lsp train export --shards DIR --out DIR  a GPU run's shards -> a model directory
 """
 
@@ -14,7 +14,6 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from engine.train.recipe import ARMS, CPU_BATCH_SIZE, CPU_SEQ_LEN, CPU_SHAPE, DEFAULT_ARM
 from mercury_lsp.cli.errors import UsageError, read_text
 from mercury_lsp.cli.train_gpu import (
     add_gpu_subcommand,
@@ -23,8 +22,9 @@ from mercury_lsp.cli.train_gpu import (
     export_shards_cmd,
     prepare_v2_cmd,
 )
+from mercury_train.recipe import ARMS, CPU_BATCH_SIZE, CPU_SEQ_LEN, CPU_SHAPE, DEFAULT_ARM
 
-# ``train fit`` flags that override a field of the arm's Recipe (engine/train/recipe.py).
+# ``train fit`` flags that override a field of the arm's Recipe (mercury_train/recipe.py).
 RECIPE_FLAGS = {
     "lr": "peak learning rate",
     "infill_frac": "share of infill-shaped rows in the diffusion batches",
@@ -36,7 +36,7 @@ RECIPE_FLAGS = {
 # A killed CPU run loses at most this much training (the retired loop saved every 5 minutes).
 SAVE_EVERY_S = EVAL_EVERY_S = 300.0
 CACHE = Path.home() / ".cache" / "mercury-lsp"
-# The evaluation data beside the project (``<repo>/../shared/data``, where benchmarks/humaneval
+# The evaluation data beside the project (``<repo>/../shared/data``, where benchmarks/humaneval/tasks
 # reads it): the corpus is checked against it for contamination. (It once pointed inside the
 # repository, where nothing is, so `train prepare` warned and skipped the check.)
 DEFAULT_EVAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "human-eval-infilling"
@@ -58,7 +58,7 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
 
     fit = tsub.add_parser(
         "fit", help="train on the CPU (or CUDA) with a recipe (resumable: rerun with the same --run)",
-        description="Train the model with the budgeted trainer (engine/train/budget.py), the same loop as "
+        description="Train the model with the budgeted trainer (mercury_train/budget.py), the same loop as "
                     "`train gpu`. The budget is --minutes of training and/or --total-tokens, whichever ends "
                     "first; the learning-rate schedule spans it. Rerunning with the same --run resumes an "
                     "interrupted run under its saved settings. The old loop's --infill-frac-start, "
@@ -66,7 +66,7 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
                     "the warm-up is the recipe's share of the budget, compilation is --compile).")
     _add_data_and_run(fit)
     fit.add_argument("--arm", choices=tuple(ARMS), default=DEFAULT_ARM,
-                     help=f"the recipe (engine/train/recipe.py; default {DEFAULT_ARM}, the measured winner "
+                     help=f"the recipe (mercury_train/recipe.py; default {DEFAULT_ARM}, the measured winner "
                           "of benchmarks/results/recipes.md)")
     fit.add_argument("--minutes", type=float, default=0.0, help="training wall-clock budget (0: none)")
     fit.add_argument("--total-tokens", type=float, default=60e6, help="training token budget (0: none)")
@@ -115,9 +115,9 @@ def _add_data_and_run(p: argparse.ArgumentParser) -> None:
 def _prepare(args: argparse.Namespace) -> int:
     if args.v2 or args.offline:
         return prepare_v2_cmd(args)
-    from engine.train.corpus import PYPI_PACKAGES
-    from engine.train.corpus_v2 import build_corpus
-    from engine.train.tokens import prepare_tokens
+    from mercury_train.corpus import PYPI_PACKAGES
+    from mercury_train.corpus_v2 import build_corpus
+    from mercury_train.tokens import prepare_tokens
 
     eval_dir = args.eval_data if args.eval_data.is_dir() else None
     if eval_dir is None:
@@ -134,8 +134,8 @@ def _run_config(args: argparse.Namespace):
     (only the device and the compile choice are this command's)."""
     from dataclasses import replace
 
-    from engine.train.recipe import ModelShape, RunConfig
-    from engine.train.runs import load_run_config, source_shape
+    from mercury_train.recipe import ModelShape, RunConfig
+    from mercury_train.runs import load_run_config, source_shape
 
     device = args.device
     if device == "auto":
@@ -162,7 +162,7 @@ def _run_config(args: argparse.Namespace):
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from engine.errors import CheckpointError
+    from mercury_engine.errors import CheckpointError
 
     try:
         run = _run_config(args)
@@ -172,7 +172,7 @@ def _fit(args: argparse.Namespace) -> int:
         raise UsageError(f"--data {args.data}: no prepared corpus there (run `mercury-lsp train prepare` first)")
     import torch
 
-    from engine.train.budget import BudgetTrainer, TokenCorpus
+    from mercury_train.budget import BudgetTrainer, TokenCorpus
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -191,8 +191,8 @@ def _fit(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     if args.shards is not None:
         return export_shards_cmd(args)
-    from engine.errors import CheckpointError
-    from engine.train.runs import export_run
+    from mercury_engine.errors import CheckpointError
+    from mercury_train.runs import export_run
 
     if not (Path(args.run) / "state.pt").is_file():
         raise UsageError(f"--run {args.run}: no trained run there (state.pt)")

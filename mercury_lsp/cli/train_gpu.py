@@ -1,11 +1,11 @@
 """``mercury-lsp train gpu`` (the one-call training run) and ``train export --shards``.
 
-    mercury-lsp train gpu [--out DIR] [--minutes 8] [--smoke] [...]   (engine/train/GPU.md)
-    mercury-lsp train export --shards DIR --out engine/models/NAME [--model-card FILE]
-    mercury-lsp train prepare --v2 | --offline [--out DIR]             corpus v2 (engine/train/corpus_v2.py)
+    mercury-lsp train gpu [--out DIR] [--minutes 8] [--smoke] [...]   (mercury_train/GPU.md)
+    mercury-lsp train export --shards DIR --out mercury_engine/models/NAME [--model-card FILE]
+    mercury-lsp train prepare --v2 | --offline [--out DIR]             corpus v2 (mercury_train/corpus_v2.py)
 
-``train gpu`` is ``python3 -m engine.train.gpu_run`` (the form to use on a machine where this
-package is not installed), with the same options (engine/train/gpu_args.py).
+``train gpu`` is ``python3 -m mercury_train.gpu_run`` (the form to use on a machine where this
+package is not installed), with the same options (mercury_train/gpu_args.py).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import argparse
 import os
 from pathlib import Path
 
-EMBEDDED_TOKENIZER = Path(__file__).resolve().parents[2] / "engine" / "models" / "mercury-coder-tiny" / "tokenizer.json"
+EMBEDDED_TOKENIZER = Path(__file__).resolve().parents[2] / "mercury_engine" / "models" / "mercury-coder-tiny" / "tokenizer.json"
 
 
 def add_gpu_subcommand(tsub: argparse._SubParsersAction) -> None:
-    from engine.train.gpu_args import add_arguments
+    from mercury_train.gpu_args import add_arguments
 
     gpu = tsub.add_parser("gpu", help="one call: corpus from installed packages, budgeted training, shards")
     add_arguments(gpu)
@@ -34,7 +34,7 @@ def add_shard_options(exp: argparse.ArgumentParser) -> None:
 
 def add_v2_options(prep: argparse.ArgumentParser) -> None:
     prep.add_argument("--v2", action="store_true",
-                      help="corpus v2: the longer pinned wheel list, the embedded tokenizer (engine/train/corpus_v2.py)")
+                      help="corpus v2: the longer pinned wheel list, the embedded tokenizer (mercury_train/corpus_v2.py)")
     prep.add_argument("--offline", action="store_true",
                       help="corpus from the packages installed here (no network), the embedded tokenizer")
     prep.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -43,8 +43,8 @@ def add_v2_options(prep: argparse.ArgumentParser) -> None:
 def prepare_v2_cmd(args: argparse.Namespace) -> int:
     import json
 
-    from engine.train.corpus_v2 import build_v2
-    from engine.train.decontam import ContaminationIndex
+    from mercury_train.corpus_v2 import build_v2
+    from mercury_train.decontam import ContaminationIndex
 
     index = ContaminationIndex.load(args.eval_data if args.eval_data.exists() else None)
     if not index.active:
@@ -54,14 +54,14 @@ def prepare_v2_cmd(args: argparse.Namespace) -> int:
 
 
 def _gpu(args: argparse.Namespace) -> int:
-    from engine.train.gpu_run import run
+    from mercury_train.gpu_run import run
 
     return run(args)
 
 
 def export_shards_cmd(args: argparse.Namespace) -> int:
-    from engine.errors import CheckpointError
-    from engine.train.shards import export_shards
+    from mercury_engine.errors import CheckpointError
+    from mercury_train.shards import export_shards
 
     card = args.model_card.read_text() if args.model_card else None
     try:

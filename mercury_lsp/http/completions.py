@@ -16,7 +16,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from engine.options import PRIVATE_SCOPE
+from mercury_engine.options import PRIVATE_SCOPE
 from mercury_lsp.backend.base import BackendError
 from mercury_lsp.backend.prompts import apply_stop, parse_prompt
 from mercury_lsp.engine_client import CancelToken

@@ -14,7 +14,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from engine.options import PRIVATE_SCOPE
+from mercury_engine.options import PRIVATE_SCOPE
 from mercury_lsp.backend.base import BackendError
 from mercury_lsp.documents import PositionEncoding, PositionError, index_of_units
 from mercury_lsp.http.completions import completion_id

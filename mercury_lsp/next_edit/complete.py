@@ -25,7 +25,7 @@ does (``endings``, strict), or the ending gives back a line the edit just cut sh
 
 from __future__ import annotations
 
-from engine.errors import EngineError, InvalidRequestError
+from mercury_engine.errors import EngineError, InvalidRequestError
 from mercury_lsp.next_edit.endings import open_quote, same_shape, same_start
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Prediction
 from mercury_lsp.next_edit.text import diff_region, is_ident_char

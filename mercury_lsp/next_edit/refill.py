@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from engine.errors import EngineError, InvalidRequestError
+from mercury_engine.errors import EngineError, InvalidRequestError
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.engine_client import EngineCancelled
 from mercury_lsp.next_edit.calls import ARGUMENT_LISTS

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from benchmarks import humaneval
-from benchmarks.ar_baseline import ARDecoder
-from engine import Engine
-from engine.testing import make_tiny_checkpoint
+from benchmarks.engine.ar_baseline import ARDecoder
+from benchmarks.humaneval import tasks as humaneval
+from mercury_engine import Engine
+from mercury_train.testing import make_tiny_checkpoint
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_ar_baseline_decodes_exactly_n_tokens_one_forward_each(tiny):
 def test_engine_speed_runs_every_row(tiny, tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import engine_speed
+    from benchmarks.engine import speed as engine_speed
 
     out = tmp_path / "speed.json"
     assert engine_speed.main(["--model", str(tiny), "--lengths", "8", "--requests", "2", "--quality-limit", "2",
@@ -48,7 +48,7 @@ def test_engine_speed_runs_every_row(tiny, tmp_path, capsys):
 def test_engine_ab_runs_two_revisions_interleaved(tiny, tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import engine_ab
+    from benchmarks.engine import ab as engine_ab
 
     out = tmp_path / "ab.json"
     assert engine_ab.main(["--model", str(tiny), "--base", "HEAD", "--tasks", "2", "--max-tokens", "4",
@@ -63,7 +63,7 @@ def test_engine_ab_runs_two_revisions_interleaved(tiny, tmp_path, capsys):
 def test_engine_profile_times_every_forward_of_a_request(tiny, tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import engine_profile
+    from benchmarks.engine import profile as engine_profile
 
     out = tmp_path / "profile.json"
     assert engine_profile.main(["--model", str(tiny), "--tasks", "3", "--max-tokens", "4", "--out", str(out)]) == 0
@@ -77,7 +77,7 @@ def test_engine_profile_times_every_forward_of_a_request(tiny, tmp_path, capsys)
 
 
 def test_heldout_benchmark_runs(tiny, tmp_path, capsys):
-    from benchmarks import heldout
+    from benchmarks.train import heldout
 
     out = tmp_path / "heldout.json"
     assert heldout.main(["--model", str(tiny), "--spans", "2", "--out", str(out)]) == 0
@@ -90,9 +90,9 @@ def test_heldout_span_ce_probe_matches_one_canvas_at_a_time(tiny, tmp_path, caps
     import torch
     import torch.nn.functional as F
 
-    from benchmarks import heldout
-    from engine import Engine
-    from engine.canvas import build_canvas
+    from benchmarks.train import heldout
+    from mercury_engine import Engine
+    from mercury_engine.canvas import build_canvas
 
     out = tmp_path / "heldout.json"
     assert heldout.main(["--model", str(tiny), "--spans", "2", "--ce", "--out", str(out)]) == 0
@@ -127,7 +127,7 @@ def test_heldout_span_ce_probe_matches_one_canvas_at_a_time(tiny, tmp_path, caps
 def test_length_cost_times_every_variant_interleaved(tiny, tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import length_cost
+    from benchmarks.engine import length_cost
 
     out = tmp_path / "cost.json"
     assert length_cost.main(["--model", str(tiny), "--requests", "2", "--max-tokens", "6", "--out", str(out),
@@ -142,7 +142,7 @@ def test_length_cost_times_every_variant_interleaved(tiny, tmp_path, capsys):
 def test_quality_empty_baseline_runs_no_model(tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import quality
+    from benchmarks.humaneval import quality
 
     out = tmp_path / "empty.json"
     assert quality.main(["--empty", "--benchmarks", "single-line", "--limit", "6", "--out", str(out)]) == 0
@@ -159,7 +159,7 @@ def test_quality_empty_baseline_runs_no_model(tmp_path, capsys):
 def test_http_load_runs_both_modes(tiny, tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import http_load
+    from benchmarks.http_api import load as http_load
 
     out = tmp_path / "load.json"
     assert http_load.main(["--model", str(tiny), "--clients", "1,2", "--requests", "3", "--max-tokens", "4",
@@ -175,7 +175,7 @@ def test_http_load_runs_both_modes(tiny, tmp_path, capsys):
 def test_batch_forward_measures_both_curves(tiny, tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import batch_forward
+    from benchmarks.engine import batch_forward
 
     out = tmp_path / "bf.json"
     assert batch_forward.main(["--model", str(tiny), "--batches", "1,2", "--decode-batches", "1,2",
@@ -189,7 +189,7 @@ def test_batch_forward_measures_both_curves(tiny, tmp_path, capsys):
 
 
 def test_compare_tasks_counts_identical_and_one_sided_passes(tmp_path, capsys):
-    from benchmarks import compare_tasks
+    from benchmarks.humaneval import compare_tasks
 
     def row(task, completion, passed):
         return json.dumps({"run": "main", "benchmark": "single-line", "task_id": task, "completion": completion,
@@ -208,7 +208,7 @@ def test_compare_tasks_counts_identical_and_one_sided_passes(tmp_path, capsys):
 def test_length_select_records_every_candidate_and_scores_the_policies(tiny, tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import length_select
+    from benchmarks.engine import length_select
 
     out = tmp_path / "select.json"
     assert length_select.main(["--model", str(tiny), "--limit", "2", "--lengths", "1-3", "--max-tokens", "8",
@@ -229,7 +229,7 @@ def test_length_select_records_every_candidate_and_scores_the_policies(tiny, tmp
 def test_length_table_puts_quality_runs_side_by_side(tmp_path, capsys):
     if humaneval.data_unavailable_reason():
         pytest.skip(humaneval.data_unavailable_reason())
-    from benchmarks import length_table
+    from benchmarks.engine import length_table
 
     probs = humaneval.load_benchmark("single-line")[:2]
 

@@ -8,8 +8,8 @@ import json
 import pytest
 from tokenizers import Tokenizer
 
-from benchmarks import corpus_v2 as bench
-from engine.train.installed import OfflineReport, write_documents
+from benchmarks.train import corpus_v2 as bench
+from mercury_train.installed import OfflineReport, write_documents
 
 
 def _corpus(out, n_files: int) -> int:

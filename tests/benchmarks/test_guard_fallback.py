@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchmarks.guard_fallback import GUARDS, OnceSession, replay, typed_next
-from benchmarks.typing_trace import Key, make_trace
+from benchmarks.lsp.guard_fallback import GUARDS, OnceSession, replay, typed_next
+from benchmarks.lsp.typing_trace import Key, make_trace
 from mercury_lsp.config import Settings
 from tests.support.fakes import FakeSession
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import humaneval
-from benchmarks.humaneval import Problem, SandboxLimits, exact_match, pass_at_1, run_program, run_tasks
+from benchmarks.humaneval import tasks as humaneval
+from benchmarks.humaneval.tasks import Problem, SandboxLimits, exact_match, pass_at_1, run_program, run_tasks
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_missing_data_is_a_clear_error(tmp_path, monkeypatch):
 def test_default_data_dir_does_not_depend_on_cwd(tmp_path, monkeypatch):
     monkeypatch.delenv(humaneval.ENV_DATA_DIR, raising=False)
     monkeypatch.chdir(tmp_path)
-    assert humaneval.DEFAULT_DATA_DIR == Path(humaneval.__file__).resolve().parents[2] / "shared" / "data" / \
+    assert humaneval.DEFAULT_DATA_DIR == Path(humaneval.__file__).resolve().parents[3] / "shared" / "data" / \
         "human-eval-infilling"
     if humaneval.DEFAULT_DATA_DIR.is_dir():
         assert humaneval.resolve_data_dir().resolve() == humaneval.DEFAULT_DATA_DIR.resolve()
@@ -185,7 +185,7 @@ def test_pass_at_1():
 
 # ---------------------------------------------------------------------------- the runner
 def test_parse_decode():
-    from benchmarks.quality import UsageError, parse_decode
+    from benchmarks.humaneval.quality import UsageError, parse_decode
 
     assert parse_decode(["steps=16", "temperature=0.5", "sampler=fast", "heal=false", "x=None", "s=\"8\""]) == {
         "steps": 16, "temperature": 0.5, "sampler": "fast", "heal": False, "x": None, "s": "8"}
@@ -195,8 +195,8 @@ def test_parse_decode():
 
 
 def test_quality_main_end_to_end_with_the_tiny_model(suites, tmp_path, capsys):
-    from benchmarks import quality
-    from engine.testing import make_tiny_checkpoint
+    from benchmarks.humaneval import quality
+    from mercury_train.testing import make_tiny_checkpoint
 
     model = make_tiny_checkpoint(tmp_path / "tiny")
     out = tmp_path / "res" / "quality.json"
@@ -222,8 +222,8 @@ def test_quality_main_end_to_end_with_the_tiny_model(suites, tmp_path, capsys):
 
 
 def test_quality_main_refuses_unknown_decode_options(suites, tmp_path, capsys):
-    from benchmarks import quality
-    from engine.testing import make_tiny_checkpoint
+    from benchmarks.humaneval import quality
+    from mercury_train.testing import make_tiny_checkpoint
 
     model = make_tiny_checkpoint(tmp_path / "tiny")
     status = quality.main(["--model", str(model), "--limit", "1", "--decode", "no_such_option=1",
@@ -233,12 +233,12 @@ def test_quality_main_refuses_unknown_decode_options(suites, tmp_path, capsys):
 
 
 def test_harness_modules_do_not_import_torch():
-    code = "import sys, benchmarks.humaneval, benchmarks.quality; sys.exit('torch' in sys.modules)"
+    code = "import sys, benchmarks.humaneval.tasks, benchmarks.humaneval.quality; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=humaneval.REPO_ROOT).returncode == 0
 
 
 def test_quality_canonical_mode(suites, tmp_path, capsys):
-    from benchmarks import quality
+    from benchmarks.humaneval import quality
 
     assert quality.main(["--canonical", "--benchmarks", "random-span-light", "--limit", "4",
                          "--out", str(tmp_path / "c.json")]) == 0

@@ -7,8 +7,8 @@ import gzip
 import json
 import subprocess
 
-from benchmarks import next_edit_cases as cases
-from benchmarks import next_edit_v2 as bench
+from benchmarks.next_edit import histories as bench
+from benchmarks.next_edit import history_cases as cases
 from tests.support.server import TINY_MODEL_DIR
 
 V1 = "def area(w, h):\n    return w * h\n\n\ndef grow(size):\n    return area(size, 2)\n\n\nprint(area(1, 2))\n"

@@ -1,4 +1,4 @@
-"""Smoke test of ``benchmarks.refactor``: it runs the real command, scores it and ends with one
+"""Smoke test of ``benchmarks.refactor.batch``: it runs the real command, scores it and ends with one
 JSON line (syntax mode, one or two cases of each kind, no fill: the model-backed rows are the
 benchmark's)."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchmarks import refactor
+from benchmarks.refactor import batch as refactor
 
 
 @pytest.mark.slow  # two whole command runs per case as separate processes

@@ -1,4 +1,4 @@
-"""benchmarks/scaling.py: the power-law fit and its extrapolation from `benchmarks.heldout` JSON."""
+"""benchmarks/train/scaling.py: the power-law fit and its extrapolation from `benchmarks.train.heldout` JSON."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchmarks import scaling
+from benchmarks.train import scaling
 
 
 def _heldout(path, line: float, rest: float) -> str:

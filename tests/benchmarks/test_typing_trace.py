@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 
-from benchmarks.typing_trace import TextModel, make_trace
+from benchmarks.lsp.typing_trace import TextModel, make_trace
 
 
 def test_replaying_the_trace_rebuilds_the_file_with_pauses_typos_and_jumps():

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.loader import EMBEDDED_DIR
+from mercury_engine.loader import EMBEDDED_DIR
 from tests.support.http import LiveServer
 from tests.support.server import PROBE_TEXT, TINY_MODEL_DIR, probe_positions
 from tests.support.wire import Wire
@@ -189,8 +189,8 @@ def test_readme_edit_predictions_settings():
     assert settings["prompt_format"] in ZED_FORMATS  # "infer" would not work: Zed knows no such model family
     assert settings["model"] == EMBEDDED_DIR.name  # the id `mercury-lsp http` serves the embedded model under
     assert settings["api_url"] == "http://127.0.0.1:8000/v1/completions"  # `mercury-lsp http`'s default address
-    # The main README gives the same settings.
-    main = (ROOT / "README.md").read_text()
+    # The HTTP API's documentation gives the same settings.
+    main = (ROOT / "docs" / "http.md").read_text()
     for key in ("provider", "open_ai_compatible_api"):
         assert f'"{key}"' in main
     assert f'"model": "{settings["model"]}"' in main and f'"prompt_format": "{settings["prompt_format"]}"' in main

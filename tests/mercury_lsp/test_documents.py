@@ -99,7 +99,7 @@ def test_a_snapshot_keeps_its_lines_when_the_document_changes():
 
 def test_closed_documents_give_their_memory_back():
     """Open, edit and close a 5 MB document again and again: RSS ends within a tolerance of where
-    it started (without ``memory.release_free_memory`` the last document's 5 MB stayed)."""
+    it started (without ``heap.release_free_memory`` the last document's 5 MB stayed)."""
     import gc
     import sys
 

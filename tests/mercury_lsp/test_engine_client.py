@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.testing import make_tiny_checkpoint
 from mercury_lsp.engine_client import CancelToken, EngineClient, EngineError, LoadSpec
 from mercury_lsp.schema import InfillSpec
+from mercury_train.testing import make_tiny_checkpoint
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

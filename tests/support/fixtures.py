@@ -18,7 +18,7 @@ from tests.support.server import TINY_MODEL_DIR
 def tiny_model() -> Path:
     if not (TINY_MODEL_DIR / "config.json").exists():
         # A fixed hash seed makes the tokenizer (and so every suggestion) the same in every run.
-        code = "import sys; from engine.testing import make_tiny_checkpoint; make_tiny_checkpoint(sys.argv[1])"
+        code = "import sys; from mercury_train.testing import make_tiny_checkpoint; make_tiny_checkpoint(sys.argv[1])"
         subprocess.run([sys.executable, "-c", code, str(TINY_MODEL_DIR)], check=True,
                        env={**os.environ, "PYTHONHASHSEED": "0"})
     yield TINY_MODEL_DIR

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from benchmarks.http_server import MERCURY, HttpProcess, free_port
+from benchmarks.http_api.server import MERCURY, HttpProcess, free_port
 from mercury_lsp.backend.base import BackendStatus, NotReady
 from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult
 
@@ -14,7 +14,7 @@ __all__ = ["MERCURY", "LiveServer", "RecordingBackend", "free_port"]
 
 
 class LiveServer(HttpProcess):
-    """``mercury-lsp http`` in a subprocess (benchmarks/http_server.py, the one launcher) with the
+    """``mercury-lsp http`` in a subprocess (benchmarks/http_api/server.py, the one launcher) with the
     tests' model settings; ``start()`` once it listens, ``ready()`` once the model is loaded."""
 
     def __init__(self, *args: str, model: Path | None = None, host: str = "127.0.0.1", port: int = 0) -> None:

@@ -10,7 +10,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from benchmarks.checkouts import cli_argv
+from benchmarks.common.checkouts import cli_argv
 from tests.support.lsp_fuzz import FuzzClient
 
 # Created once per test session (the server only reads it after `initialized`).
@@ -18,7 +18,7 @@ _RUN = os.environ.get("MERCURY_TEST_RUN", str(os.getpid()))
 TINY_MODEL_DIR = Path(tempfile.gettempdir()) / f"mercury-lsp-tests-{_RUN}" / "tiny"
 
 
-# A checkout whose daemon the tests drive instead of this tree's (benchmarks/regressions runs
+# A checkout whose daemon the tests drive instead of this tree's (benchmarks/lsp/regressions runs
 # the regression tests against the daemon before the fixes this way).
 SERVER_SOURCE_ENV = "MERCURY_TEST_SERVER_SOURCE"
 

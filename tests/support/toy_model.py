@@ -12,12 +12,12 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer as HFTokenizer
 from torch import Tensor
 
-from engine import Engine
-from engine.config import ModelConfig
-from engine.loader import save_checkpoint
-from engine.model import Transformer
-from engine.tokenizer import Tokenizer
-from engine.train.bpe import MASK_TOKEN, PAD_TOKEN, train_bpe
+from mercury_engine import Engine
+from mercury_engine.config import ModelConfig
+from mercury_engine.loader import save_checkpoint
+from mercury_engine.model import Transformer
+from mercury_engine.tokenizer import Tokenizer
+from mercury_train.bpe import MASK_TOKEN, PAD_TOKEN, train_bpe
 
 # One training batch: token ids [B, T]; the positions to mask and predict [B, T] bool; the key
 # mask [B, T] bool (False hides a padding position from attention) or None.

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import Engine
-from engine.testing import make_tiny_checkpoint
+from mercury_engine import Engine
 from mercury_lsp.cli import main
+from mercury_train.testing import make_tiny_checkpoint
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

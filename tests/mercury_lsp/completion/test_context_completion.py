@@ -138,7 +138,7 @@ def test_cache_typing_along_and_exact():
 
 
 def test_engine_session_passes_single_line_and_context_reuse_to_the_engine():
-    from engine.types import InfillResult
+    from mercury_engine.types import InfillResult
     from mercury_lsp.engine_client import EngineSession
     from mercury_lsp.schema import EngineInfo, InfillSpec
 

@@ -1,8 +1,8 @@
 """Fuzzing over the OpenAPI document (schemathesis): no 500, errors in OpenAI's shape, the
 server alive throughout. The default suite sends a share; the slow test the full >= 1,000
-(``python -m benchmarks.http_fuzz`` records that run in benchmarks/results/http_fuzz.json).
+(``python -m benchmarks.http_api.fuzz`` records that run in benchmarks/results/http_fuzz.json).
 
-The fuzzer runs as its own process (``python -m benchmarks.http_fuzz``), as a user runs it: in
+The fuzzer runs as its own process (``python -m benchmarks.http_api.fuzz``), as a user runs it: in
 the pytest process, hypothesis and schemathesis are pytest plugins whose modules pytest rewrites
 with ``ast.parse`` when they are first imported, and a lazy import late in a full run, with other
 tests' threads alive, hit CPython 3.11.7's shared AST state ("AST constructor recursion depth
@@ -24,7 +24,7 @@ FULL = 130  # per (operation, mode): >= 1,000 requests
 
 def _check(tmp_path: Path, model: Path, per_case: int, minimum: int) -> None:
     out = tmp_path / "fuzz.json"
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.http_fuzz", "--per-case", str(per_case),
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.http_api.fuzz", "--per-case", str(per_case),
                            "--model", str(model), "--out", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert out.exists(), proc.stdout[-2000:] + proc.stderr[-4000:]

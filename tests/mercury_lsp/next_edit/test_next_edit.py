@@ -167,8 +167,8 @@ def test_history_from_typed_edits_drives_the_rename():
 # ---------------------------------------------------------------------------- with a model
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from engine import Engine
-    from engine.testing import make_tiny_checkpoint
+    from mercury_engine import Engine
+    from mercury_train.testing import make_tiny_checkpoint
 
     return Engine.load(make_tiny_checkpoint(tmp_path_factory.mktemp("tiny-ne")), device="cpu", dtype="float32")
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from benchmarks.refactor_cases import PACKAGE, make_project, reset
+from benchmarks.refactor.cases import PACKAGE, make_project, reset
 from mercury_lsp import cli
 
 Run = Callable[..., tuple[int, str, str]]

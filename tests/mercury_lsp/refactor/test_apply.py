@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.refactor_cases import predicted_sites, rename_case
+from benchmarks.refactor.cases import predicted_sites, rename_case
 from mercury_lsp import cli
 from mercury_lsp.refactor import apply as applying
 from mercury_lsp.refactor.changes import Edit, FileChange

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from benchmarks.refactor_cases import make_project, predicted_sites, score
-from benchmarks.refactor_kinds import (
+from benchmarks.refactor.cases import make_project, predicted_sites, score
+from benchmarks.refactor.kinds import (
     docs_case,
     parameter_rename_case,
     predicted_lines,

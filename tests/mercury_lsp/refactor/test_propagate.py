@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from benchmarks.refactor_cases import add_parameter_case, predicted_sites, rename_case, reset
+from benchmarks.refactor.cases import add_parameter_case, predicted_sites, rename_case, reset
 
 
 def test_rename_at_definition_reaches_every_call_site(proj, run):

@@ -66,7 +66,7 @@ def test_tcp_daemon_with_a_token(tiny_model, tmp_path):
 
 # ---------------------------------------------------------------------------- issue 18, failure 2
 # A daemon on TCP without a token: these fail on the daemon before the hardening
-# (benchmarks/regressions runs them against it).
+# (benchmarks/lsp/regressions runs them against it).
 def connect(daemon: TcpDaemon, options: dict) -> FuzzClient:
     """A client that has initialized and waited for the model to be ready."""
     c = daemon.connect()
