@@ -131,6 +131,18 @@ class MercuryProtocol(LanguageServerProtocol):
         else:
             log.warning("unreadable response: %s", reason)
 
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        """pygls files the future of every handler that is a generator or a coroutine under
+        ``msg_id`` and removes it only for requests: each document notification (one per
+        keystroke) left one behind, with its result, for the connection's lifetime. A finished
+        handler's future leaves the table here, whatever kind of message started it."""
+        def done(future) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
     def send_reject(self, reject: Reject) -> None:
         """Answer a bad frame or message (``jsonrpc.Reject``; id ``null`` when unreadable)."""
         log.warning("message refused (%d): %s", reject.code, reject.message)
