@@ -11,7 +11,7 @@ files that are not open, for the request's document version; none is sent once t
 moved on or a newer request for it superseded the old one.
 
 LSP-free except for the shapes it returns (``WorkspaceEdit``) and the JSON-RPC errors it raises
-(``StaleVersion``: ContentModified; InvalidParams); the handlers are in ``next_edit.handlers``.
+(``StaleVersion``: ContentModified; InvalidParams); the handlers are in ``server.handlers.next_edit``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The state: settings (base, from ``initialize``, current), the negotiated position encoding and
 client capabilities, the open documents, the completion and next-edit services, and the model
-load. Handlers (``server.handlers``, ``next_edit.handlers``) read it; features do the work.
+load. Handlers (``server.handlers``) read it; features do the work.
 
 The model loads on the engine's worker after ``initialized`` (work-done progress and a
 ``mercury/status`` notification report it); until then requests answer empty.
@@ -27,7 +27,6 @@ from mercury_lsp.completion import CompletionService
 from mercury_lsp.config import Settings, daemon_threads
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
-from mercury_lsp.next_edit import handlers as next_edit_handlers
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
 from mercury_lsp.schema import (
@@ -37,6 +36,7 @@ from mercury_lsp.schema import (
     StatusNotification,
 )
 from mercury_lsp.server.access import daemon_owned
+from mercury_lsp.server.handlers import next_edit as next_edit_handlers
 from mercury_lsp.server.handlers import register_all
 from mercury_lsp.server.handlers.sync import unreadable_notification
 from mercury_lsp.server.logs import set_log_level

@@ -1,6 +1,5 @@
 """LSP handlers, one module per request family. Each is thin: read the params, call a feature
-module (``completion``, ``documents``, ``config``...), convert the result. Next edit's handlers
-live beside their feature, in ``mercury_lsp.next_edit.handlers``."""
+module (``completion``, ``documents``, ``next_edit``, ``config``...), convert the result."""
 
 from __future__ import annotations
 

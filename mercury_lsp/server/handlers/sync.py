@@ -21,8 +21,8 @@ from lsprotocol import types as lsp
 
 from mercury_lsp.documents import PositionEncoding, utf16_len
 from mercury_lsp.edits import EditRejected
-from mercury_lsp.next_edit.handlers import params_as
 from mercury_lsp.schema import DOCUMENT_STATE_REQUEST, DocumentState, DocumentStateParams
+from mercury_lsp.server.handlers.next_edit import params_as
 
 log = logging.getLogger(__name__)
 
