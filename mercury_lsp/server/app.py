@@ -36,7 +36,6 @@ from mercury_lsp.schema import (
     StatusNotification,
 )
 from mercury_lsp.server.access import daemon_owned
-from mercury_lsp.server.handlers import next_edit as next_edit_handlers
 from mercury_lsp.server.handlers import register_all
 from mercury_lsp.server.handlers.sync import unreadable_notification
 from mercury_lsp.server.logs import set_log_level
@@ -196,5 +195,4 @@ def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> Me
     server = MercuryServer(base, engine, grammars)
     engine.watch(server)  # a remote backend's outages reach the user once
     register_all(server)
-    next_edit_handlers.register(server, server.next_edits)
     return server

@@ -1,5 +1,5 @@
-"""LSP handlers of next-edit suggestions (``register(server, service)``); the work is in
-``NextEditService`` (``next_edit.service``) and the pipeline.
+"""LSP handlers of next-edit suggestions; the work is in the connection's ``NextEditService``
+(``ls.next_edits``, ``next_edit.service``) and the pipeline.
 
 * ``mercury/nextEdit`` — params ``{textDocument: {uri, version?}, position}``; result: the
   structured ``NextEditResult`` (schema.py), ranges in the session's position encoding: the open
@@ -28,17 +28,14 @@ import msgspec
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.schema import (
-    APPLY_EDITS_COMMAND,
-    COPILOT_INLINE_EDIT_REQUEST,
-    NEXT_EDIT_REQUEST,
     ApplyEditsParams,
     NextEditParams,
 )
 
 CODE_ACTION_TITLE = "Apply predicted edits"
 CODE_ACTION_KIND = lsp.CodeActionKind.RefactorRewrite
+CODE_ACTION_OPTIONS = lsp.CodeActionOptions(code_action_kinds=[CODE_ACTION_KIND], resolve_provider=False)
 # Notifications Copilot clients send about inline edits: accepted and ignored.
 COPILOT_NOTIFICATIONS = ("textDocument/didShowInlineEdit", "textDocument/didFocus")
 
@@ -67,70 +64,65 @@ def _builtins(obj: Any) -> Any:
     return obj
 
 
-def register(server, service: NextEditService) -> None:
-    """Add next-edit features to a ``MercuryServer`` (called by ``build_server``); ``service`` is
-    the connection's ``NextEditService``."""
+def ignored(ls, params) -> None:
+    """A notification this server accepts and has nothing to do for."""
 
-    @server.feature(NEXT_EDIT_REQUEST)
-    async def next_edit(ls, params) -> dict:
-        p = params_as(params, NextEditParams)
-        result = await service.predict(p.text_document.uri, p.text_document.version,
-                                       p.position.line, p.position.character, update=True)
-        return msgspec.to_builtins(result)
 
-    @server.feature(COPILOT_INLINE_EDIT_REQUEST)
-    async def copilot_inline_edit(ls, params) -> dict:
-        p = params_as(params, NextEditParams)
-        result = await service.predict(p.text_document.uri, p.text_document.version,
-                                       p.position.line, p.position.character)
-        edits = []
-        for e in result.edits:
-            if e.uri != p.text_document.uri:
-                continue
-            edits.append({"text": e.new_text, "range": msgspec.to_builtins(e.range),
-                          "textDocument": {"uri": e.uri, "version": e.document_version}})
-        return {"edits": edits}
+async def next_edit(ls, params) -> dict:
+    p = params_as(params, NextEditParams)
+    result = await ls.next_edits.predict(p.text_document.uri, p.text_document.version,
+                                   p.position.line, p.position.character, update=True)
+    return msgspec.to_builtins(result)
 
-    for method in COPILOT_NOTIFICATIONS:
-        server.feature(method)(lambda ls, params: None)
 
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                    lsp.CodeActionOptions(code_action_kinds=[CODE_ACTION_KIND], resolve_provider=False))
-    async def code_action(ls, params: lsp.CodeActionParams):
-        only = params.context.only if params.context is not None else None
-        if only and not any(CODE_ACTION_KIND.value.startswith(k.value if hasattr(k, "value") else str(k))
-                            for k in only):
-            return []
-        doc = ls.docs.get(params.text_document.uri)
-        if doc is None or len(ls.docs.history) == 0:  # nothing edited yet: no model work
-            return []
-        pos = params.range.start
-        try:
-            result = await service.predict(doc.uri, None, pos.line, pos.character)
-        except JsonRpcException:
-            return []
-        if not result.edits:
-            return []
-        uris = {e.uri for e in result.edits}
-        where = f"{len(result.edits)} location{'s' if len(result.edits) != 1 else ''}"
-        if len(uris) > 1:
-            where += f" in {len(uris)} files"
-        return [lsp.CodeAction(title=f"{CODE_ACTION_TITLE} ({where})", kind=CODE_ACTION_KIND,
-                               edit=service.workspace_edit(result.edits))]
+async def copilot_inline_edit(ls, params) -> dict:
+    p = params_as(params, NextEditParams)
+    result = await ls.next_edits.predict(p.text_document.uri, p.text_document.version,
+                                   p.position.line, p.position.character)
+    edits = []
+    for e in result.edits:
+        if e.uri != p.text_document.uri:
+            continue
+        edits.append({"text": e.new_text, "range": msgspec.to_builtins(e.range),
+                      "textDocument": {"uri": e.uri, "version": e.document_version}})
+    return {"edits": edits}
 
-    @server.command(APPLY_EDITS_COMMAND)
-    async def apply_edits(ls, *args):
-        raw = args[0] if len(args) == 1 else list(args)
-        if isinstance(raw, list | tuple) and len(raw) == 1:
-            raw = raw[0]
-        raw = _builtins(raw)
-        if isinstance(raw, list):
-            raw = {"edits": raw}
-        p = params_as(raw, ApplyEditsParams)
-        service.validate(p.edits)
-        if not p.edits:
-            return {"applied": True}
-        resp = await asyncio.wait_for(ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(
-            edit=service.workspace_edit(p.edits), label=CODE_ACTION_TITLE)), service.options.timeout_ms / 1000)
-        return {"applied": bool(getattr(resp, "applied", False)),
-                "failureReason": getattr(resp, "failure_reason", None)}
+
+async def code_action(ls, params: lsp.CodeActionParams):
+    only = params.context.only if params.context is not None else None
+    if only and not any(CODE_ACTION_KIND.value.startswith(k.value if hasattr(k, "value") else str(k))
+                        for k in only):
+        return []
+    doc = ls.docs.get(params.text_document.uri)
+    if doc is None or len(ls.docs.history) == 0:  # nothing edited yet: no model work
+        return []
+    pos = params.range.start
+    try:
+        result = await ls.next_edits.predict(doc.uri, None, pos.line, pos.character)
+    except JsonRpcException:
+        return []
+    if not result.edits:
+        return []
+    uris = {e.uri for e in result.edits}
+    where = f"{len(result.edits)} location{'s' if len(result.edits) != 1 else ''}"
+    if len(uris) > 1:
+        where += f" in {len(uris)} files"
+    return [lsp.CodeAction(title=f"{CODE_ACTION_TITLE} ({where})", kind=CODE_ACTION_KIND,
+                           edit=ls.next_edits.workspace_edit(result.edits))]
+
+
+async def apply_edits(ls, *args):
+    raw = args[0] if len(args) == 1 else list(args)
+    if isinstance(raw, list | tuple) and len(raw) == 1:
+        raw = raw[0]
+    raw = _builtins(raw)
+    if isinstance(raw, list):
+        raw = {"edits": raw}
+    p = params_as(raw, ApplyEditsParams)
+    ls.next_edits.validate(p.edits)
+    if not p.edits:
+        return {"applied": True}
+    resp = await asyncio.wait_for(ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(
+        edit=ls.next_edits.workspace_edit(p.edits), label=CODE_ACTION_TITLE)), ls.next_edits.options.timeout_ms / 1000)
+    return {"applied": bool(getattr(resp, "applied", False)),
+            "failureReason": getattr(resp, "failure_reason", None)}
