@@ -147,7 +147,7 @@ def test_a_sealed_set_runs_only_unsealed_and_reserved_repositories_never(geo):
 
 def test_the_committed_manifests():
     """Every set loads and is pinned; no set uses a reserved repository or another set's; the
-    final set of issue 26 is sealed, big and varied enough."""
+    final set of issue 26 is sealed, big and varied enough; no built cases are committed."""
     names = manifest.available()
     assert {"dev", "heldout", "heldout5", "heldout6"} <= set(names)
     seen: dict[str, str] = {}
@@ -162,6 +162,9 @@ def test_the_committed_manifests():
     languages = json.loads(final.path.read_text())["languages"]
     families = {{"typescriptreact": "typescript", "javascript": "typescript"}.get(k, k) for k in languages}
     assert final.sealed and final.cases >= 150 and len(final.repos) >= 5 and len(families) >= 4
+    listed = subprocess.run(["git", "-C", str(manifest.SETS_DIR), "ls-files", "."], capture_output=True, text=True)
+    if listed.returncode == 0:  # a git checkout (not an unpacked source archive)
+        assert listed.stdout and not [p for p in listed.stdout.split() if not p.endswith(".json")]
 
 
 def test_kind_rules():
