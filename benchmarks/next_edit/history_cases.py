@@ -58,6 +58,7 @@ import difflib
 import gzip
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -352,13 +353,16 @@ def write_cases(path: Path, header: dict, records: list[dict]) -> None:
     """The header record, then one record a line, gzipped with no timestamp or name in the gzip
     header (the same cases give the same bytes); written beside and renamed, never half there."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
-                                               compresslevel=9) as gz:
-        gz.write((json.dumps({"header": header}) + "\n").encode("utf-8"))
-        for line in record_lines(records):
-            gz.write(line.encode("utf-8") + b"\n")
-    tmp.replace(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")  # two runners building at once never share one
+    try:
+        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                                                   compresslevel=9) as gz:
+            gz.write((json.dumps({"header": header}) + "\n").encode("utf-8"))
+            for line in record_lines(records):
+                gz.write(line.encode("utf-8") + b"\n")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def build_set(man: manifest.Manifest, mirrors: Path, out: Path | None = None) -> BuiltSet:
