@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
-from mercury_lsp.next_edit.calls import rebind, splice
-from mercury_lsp.next_edit.detect import Signature
+from mercury_lsp.next_edit.steps.calls import rebind, splice
+from mercury_lsp.next_edit.steps.detect import Signature
 from mercury_lsp.syntax import Grammars, grammar_for
 from tests.support.fakes import ScriptedModel
 

@@ -5,7 +5,7 @@ functions define or bind themselves, an old name declared anew)."""
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
-from mercury_lsp.next_edit.candidates import line_renames
+from mercury_lsp.next_edit.steps.candidates import line_renames
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()

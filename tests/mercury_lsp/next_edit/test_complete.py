@@ -4,7 +4,7 @@ the same way, in every language, through the whole pipeline (no model)."""
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, predict
-from mercury_lsp.next_edit.endings import same_shape
+from mercury_lsp.next_edit.rules.complete.endings import same_shape
 from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.syntax import Grammars
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mercury_lsp.next_edit import DocState
-from mercury_lsp.next_edit.detect import signatures
+from mercury_lsp.next_edit.steps.detect import signatures
 from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.syntax import Grammars
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
-from mercury_lsp.next_edit.extract import bindings, named_values
-from mercury_lsp.next_edit.tree import parse_all
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.follow.extracted_value import RULE, bindings
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()
@@ -46,11 +46,11 @@ def test_names_in_use_bare_values_and_strings_are_not_extracted():
     src = "label = 'a'\nprint('value: compute(a, b)')\n"
     after = src.replace("label = 'a'\n", "label = 'a'\nresult = compute(a, b)\n")
     d = doc("file:///s.py", after, (src,))
-    assert named_values(NextEditQuery((d,), d.uri, 0), parse_all([d], G)) == []  # only in a string
+    assert RULE.run(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []  # only in a string
 
 
 def test_an_expression_standing_at_too_many_places_is_left_alone():
     src = "".join(f"f{i}(compute(a, b))\n" for i in range(10))
     after = "value = compute(a, b)\n" + src
     d = doc("file:///m.py", after, (src,))
-    assert named_values(NextEditQuery((d,), d.uri, 0), parse_all([d], G)) == []
+    assert RULE.run(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []

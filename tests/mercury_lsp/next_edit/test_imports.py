@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits
-from mercury_lsp.next_edit.imports import import_edits
-from mercury_lsp.next_edit.tree import parse_all
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.imports import missing_import, unused_import
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()
 
 
 def edits(*docs: DocState):
-    return import_edits(NextEditQuery(docs, docs[0].uri, 0), parse_all(docs, G), G)
+    ctx = rule_context(NextEditQuery(docs, docs[0].uri, 0), G)
+    return unused_import.RULE.run(ctx) + missing_import.RULE.run(ctx)
 
 
 def test_a_name_used_and_imported_elsewhere_is_imported_but_not_a_module_being_typed():

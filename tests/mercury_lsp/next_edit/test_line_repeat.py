@@ -6,8 +6,10 @@ long new block, lines the user just wrote, one line written in another function)
 from __future__ import annotations
 
 from mercury_lsp.next_edit import NextEditQuery
-from mercury_lsp.next_edit.line_repeat import line_changes, repeated_lines
-from tests.mercury_lsp.next_edit.test_repeat import applied, ask, doc
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.lines.blocks import line_changes
+from mercury_lsp.next_edit.rules.lines.repeated_lines import RULE
+from tests.mercury_lsp.next_edit.test_repeat import G, applied, ask, doc
 
 
 def test_deleted_lines_are_deleted_where_they_still_stand():
@@ -31,8 +33,8 @@ def test_inserted_lines_go_above_every_line_like_the_one_below_them():
 def test_lines_between_braces_or_too_short_are_not_repeated():
     src = "if a {\n}\nif b {\n}\nx := 1\ny := 1\n"
     after = src.replace("if a {\n}\n", "if a {\n\tcleanup(resources)\n}\n").replace("x := 1\n", "")
-    assert line_changes(src, after) == [] or repeated_lines(NextEditQuery(
-        (doc("file:///a.go", after, (src,), (1.0,), grammar="go"),), "file:///a.go", 0)) == []
+    assert line_changes(src, after) == [] or RULE.run(rule_context(NextEditQuery(
+        (doc("file:///a.go", after, (src,), (1.0,), grammar="go"),), "file:///a.go", 0), G)) == []
 
 
 def test_lines_that_could_go_in_at_many_places_are_not_inserted():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits
 from mercury_lsp.next_edit.import_lists import module_key
-from mercury_lsp.next_edit.relocated import relocated_imports
-from mercury_lsp.next_edit.tree import parse_all
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.imports.relocated_import import RULE
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()
@@ -17,7 +17,7 @@ def doc(uri: str, text: str, grammar: str, history: tuple[str, ...] = (), at: fl
 
 
 def edits(*docs: DocState):
-    return relocated_imports(NextEditQuery(docs, docs[0].uri, 0), parse_all(docs, G), G)
+    return RULE.run(rule_context(NextEditQuery(docs, docs[0].uri, 0), G))
 
 
 def applied(d: DocState, preds) -> str:

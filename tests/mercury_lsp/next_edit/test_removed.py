@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
-from mercury_lsp.next_edit.removed import deleted_declarations, removed_uses
-from mercury_lsp.next_edit.tree import parse_all
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.follow import removed_import, removed_use
+from mercury_lsp.next_edit.rules.follow.deleted import deleted_declarations
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()
@@ -38,7 +39,8 @@ def test_a_deleted_package_variable_takes_its_assignment():
 
 
 def removed(*docs: DocState):
-    return removed_uses(NextEditQuery(docs, docs[0].uri, 0), parse_all(docs, G), G)
+    ctx = rule_context(NextEditQuery(docs, docs[0].uri, 0), G)
+    return removed_import.RULE.run(ctx) + removed_use.RULE.run(ctx)
 
 
 def test_names_still_declared_moved_functions_and_definitions_are_left_alone():

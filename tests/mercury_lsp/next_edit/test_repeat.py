@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
 from mercury_lsp.next_edit.examples import recent_edits, to_current
-from mercury_lsp.next_edit.rules import EOL, WILD, generalise, rules_from_edit
+from mercury_lsp.next_edit.rules.repeat.tokens import EOL, WILD, generalise, rules_from_edit
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()

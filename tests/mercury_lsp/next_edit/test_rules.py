@@ -4,7 +4,7 @@ of the functions that bind the name themselves, and the next of too many sites."
 
 from __future__ import annotations
 
-from mercury_lsp.next_edit.rules import BOL, rules_from_edit
+from mercury_lsp.next_edit.rules.repeat.tokens import BOL, rules_from_edit
 from tests.mercury_lsp.next_edit.test_repeat import applied, ask, doc
 
 

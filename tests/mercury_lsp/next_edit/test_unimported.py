@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
-from mercury_lsp.next_edit.tree import parse_all
-from mercury_lsp.next_edit.unimported import stale_uses
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.imports.stale import stale_uses
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()
@@ -43,15 +43,15 @@ def test_names_still_imported_defined_or_only_in_prose_are_left_alone():
     src = "import os\nfrom a import helper\n\n\ndef helper2():\n    return helper(1)\n"
     moved = src.replace("from a import helper\n", "from b import helper\n")  # the same name, another module
     d = doc("file:///a.py", moved, (src,))
-    assert stale_uses(NextEditQuery((d,), d.uri, 0), parse_all([d], G), G) == []
+    assert stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
     src = "from a import wrap\n\n\ndef f(x):\n    # wrap(x) was here\n    return 'wrap(x)'\n"
     after = src.replace("from a import wrap\n", "")
     d = doc("file:///b.py", after, (src,))
-    assert stale_uses(NextEditQuery((d,), d.uri, 0), parse_all([d], G), G) == []
+    assert stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
     src = "from a import wrap\n\n\ndef wrap(x):\n    return x\n\n\nprint(wrap(2))\n"
     after = src.replace("from a import wrap\n", "")  # the document defines it now
     d = doc("file:///c.py", after, (src,))
-    assert stale_uses(NextEditQuery((d,), d.uri, 0), parse_all([d], G), G) == []
+    assert stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
 
 
 def test_a_path_through_a_crate_no_longer_imported_takes_its_statement():
@@ -59,6 +59,6 @@ def test_a_path_through_a_crate_no_longer_imported_takes_its_statement():
            "    let istty = unsafe { libc::isatty(libc::STDOUT_FILENO as i32) } != 0;\n\n    go();\n}\n")
     after = src.replace("extern crate libc;\n", "")
     d = doc("file:///main.rs", after, (src,), grammar="rust")
-    got = stale_uses(NextEditQuery((d,), d.uri, 0), parse_all([d], G), G)
+    got = stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G))
     assert applied(after, got) == after.replace(
         "    let istty = unsafe { libc::isatty(libc::STDOUT_FILENO as i32) } != 0;\n\n", "")

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits
-from mercury_lsp.next_edit.whitespace import whitespace_edits
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.lines.whitespace_continued import RULE
+from mercury_lsp.syntax import Grammars
+
+G = Grammars()
 
 
 def doc(text: str, before: str) -> DocState:
@@ -11,7 +15,7 @@ def doc(text: str, before: str) -> DocState:
 
 
 def edits(text: str, before: str):
-    return whitespace_edits(NextEditQuery((doc(text, before),), "file:///m.py", 0))
+    return RULE.run(rule_context(NextEditQuery((doc(text, before),), "file:///m.py", 0), G))
 
 
 def test_a_dedented_docstring_is_dedented_below_one_paragraph_per_edit():
