@@ -30,7 +30,7 @@ from mercury_lsp.next_edit.rules.follow import (
     changed_signature,
     dropped_argument,
     extracted_value,
-    removed_import,
+    removed_import_name,
     removed_use,
     renamed_binding,
 )
@@ -83,7 +83,7 @@ REGISTRY: tuple[Rule, ...] = (
     unimported_rename.RULE,
     unimported_use.RULE,
     removed_use.RULE,
-    removed_import.RULE,
+    removed_import_name.RULE,
     relocated_import.RULE,
     whitespace_continued.RULE,
     likelihood_drop.RULE,

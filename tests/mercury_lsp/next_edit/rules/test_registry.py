@@ -17,6 +17,7 @@ from mercury_lsp.next_edit.rules import BY_CODE, CODES, REGISTRY, confidence, ma
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()
+
 ROOT = Path(__file__).resolve().parents[4]
 RULES = ROOT / "mercury_lsp" / "next_edit" / "rules"
 DOCS = ROOT / "docs" / "next-edit.md"
@@ -34,6 +35,17 @@ def test_each_rule_is_documented_beside_it_with_what_why_and_an_example():
         assert r.doc.startswith(f"{r.code} {r.name}: "), r.code
         assert "**Why.**" in r.doc and "**Example.**" in r.doc, r.code
         assert r.confidence is None or r.confidence in {level.value for level in confidence.TABLE.values()}, r.code
+
+
+def test_each_rule_lives_in_a_file_named_after_it_with_its_tests_mirrored():
+    for r in REGISTRY:
+        module = r.run.__module__ if r.run.__module__ != "mercury_lsp.next_edit.rules.base" else None
+        files = [p for p in RULES.rglob("*.py") if p.stem == r.name.replace("-", "_")]
+        assert len(files) == 1, r.code
+        assert module is None or module.endswith(files[0].stem)
+        test = ROOT / "tests" / "mercury_lsp" / "next_edit" / files[0].relative_to(RULES.parent).parent \
+            / f"test_{files[0].stem}.py"
+        assert test.is_file(), f"{r.code}: no {test.relative_to(ROOT)}"
 
 
 def test_no_confidence_or_penalty_is_set_outside_the_table():

@@ -1,4 +1,5 @@
-"""Imports that follow the user's edit (``imports``)."""
+"""NE402 missing-import: a name used but not imported gets the import another document has
+(Python, Go, Rust, TypeScript), or joins the import listing names of the module defining it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ def edits(*docs: DocState):
     return unused_import.RULE.run(ctx) + missing_import.RULE.run(ctx)
 
 
+def added(home_before: str, home_after: str, other: str, grammar: str, ext: str) -> str:
+    docs = (DocState(f"file:///a.{ext}", home_after, grammar, 2, (home_before,), 1.0, (1.0,)),
+            DocState(f"file:///b.{ext}", other, grammar, 1))
+    return apply_edits(home_after, [(p.start, p.end, p.new_text) for p in edits(*docs) if p.new_text])
+
+
 def test_a_name_used_and_imported_elsewhere_is_imported_but_not_a_module_being_typed():
     other = DocState("file:///b.py", "from datetime import datetime\n\nprint(datetime.now())\n", "python", 1)
     src = "import os\n\n\ndef f():\n    return os.getcwd()\n"
@@ -23,12 +30,6 @@ def test_a_name_used_and_imported_elsewhere_is_imported_but_not_a_module_being_t
     assert [(p.new_text, p.start) for p in got if p.new_text] == [("from datetime import datetime\n", len("import os\n"))]
     typing = src.replace("import os\n", "import os\nfrom datetime import\n")
     assert edits(DocState("file:///a.py", typing, "python", 1, (src,), 1.0, (1.0,)), other) == []
-
-
-def added(home_before: str, home_after: str, other: str, grammar: str, ext: str) -> str:
-    docs = (DocState(f"file:///a.{ext}", home_after, grammar, 2, (home_before,), 1.0, (1.0,)),
-            DocState(f"file:///b.{ext}", other, grammar, 1))
-    return apply_edits(home_after, [(p.start, p.end, p.new_text) for p in edits(*docs) if p.new_text])
 
 
 def test_a_go_package_used_and_imported_elsewhere_joins_its_group_in_gofmt_order():

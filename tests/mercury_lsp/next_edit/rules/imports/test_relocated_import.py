@@ -1,5 +1,4 @@
-"""Imports that follow a definition moved to another document (``relocated``), in Rust, Python
-and TypeScript; Go's package imports list no names and get nothing."""
+"""NE405 relocated-import: imports follow a definition moved to another module."""
 
 from __future__ import annotations
 

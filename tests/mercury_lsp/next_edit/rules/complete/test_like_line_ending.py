@@ -1,12 +1,11 @@
-"""The half-typed line at the cursor (``complete``, ``endings``): finished like the lines that start
-the same way, in every language, through the whole pipeline (no model)."""
+"""NE502 like-line-ending: a half-typed line finished like the document's lines that start the same
+way (Python, JavaScript, Go, Rust)."""
 
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, predict
-from mercury_lsp.next_edit.rules.complete.endings import same_shape
-from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.syntax import Grammars
+from tests.support.next_edit import ask, doc
 
 G = Grammars()
 
@@ -62,20 +61,6 @@ def test_a_finished_line_keyword_swaps_and_a_lone_terminator_are_not_completions
     assert completions(js, "  const b = g", "  const a = [];\n", "javascript", "file:///a.js")[1] != []
 
 
-def test_same_shape_needs_a_shared_token_and_the_same_indentation():
-    src = "class A:\n    def f(self):\n        self.a = 1\n    b = 2\n    c\n"
-    doc = DocState("file:///a.py", src, "python", 1)
-    (parsed,) = parse_all((doc,), G)
-    line = (src.index("    c\n"), src.index("    c\n") + len("    c"))
-    assert same_shape(parsed, line, line[1], G.language("python")) == []  # 'c': too few tokens
-    src2 = src.replace("    c\n", "    self.c\n")
-    doc2 = DocState("file:///a.py", src2, "python", 1)
-    (parsed2,) = parse_all((doc2,), G)
-    start = src2.index("    self.c\n")
-    assert same_shape(parsed2, (start, start + len("    self.c")), start + len("    self.c"),
-                      G.language("python")) == []  # 'self.a = 1' is deeper: another block
-
-
 def test_a_parsing_line_is_left_whole_when_a_like_line_ends_there_or_the_user_just_cut_it_short():
     init = "class S:\n    def __init__(self, c):\n        self.c = c or ()\n"
     short = init.replace("self.c = c or ()", "self.c = c")  # the user removed ' or ()'
@@ -125,3 +110,14 @@ def test_a_sibling_ending_that_names_its_own_things_is_no_ending_for_a_renamed_l
     cursor, got = completions(src, "from datetime import", "from functools import partial\n", "python",
                               "file:///t.py")
     assert got == []  # 'partial' is functools', not datetime's
+
+
+def test_a_half_typed_line_is_finished_like_the_lines_that_start_the_same_way():
+    src = ("export type BeforeError = {\n\tresponse: Response;\n\toptions: Options;\n};\n\n"
+           "export type BeforeRetry = {\n\trequest: Request;\n\toptions: Options;\n};\n\n"
+           "export function f(request: Request, init: Init) {}\n\n"
+           "export type AfterResponse = {\n\toptions: Options;\n};\n")
+    after = src.replace("export type AfterResponse = {\n", "export type AfterResponse = {\n\trequest:\n")
+    cursor = after.index("\trequest:\n\toptions") + len("\trequest:")
+    preds = ask(doc("file:///h.ts", after, (src,), (1.0,), grammar="typescript"), cursor=cursor)
+    assert [(p.start, p.new_text, p.kind) for p in preds] == [(cursor, " Request;", "complete")]

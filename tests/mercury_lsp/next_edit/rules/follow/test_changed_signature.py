@@ -1,56 +1,18 @@
-"""mercury_lsp/next_edit/calls.py: a call's arguments rebuilt for a changed signature (added,
-removed, reordered and renamed parameters, positional and keyword arguments, the original layout
-kept), and the calls a signature change reaches in Go, Rust, TypeScript/TSX and JavaScript."""
+"""NE102 changed-signature: the calls of a changed signature follow it, in Python, Go, Rust,
+TypeScript and JavaScript; an added parameter no edited call shows is a hole the model fills."""
 
 from __future__ import annotations
 
-import pytest
-
-from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
-from mercury_lsp.next_edit.steps.calls import rebind, splice
-from mercury_lsp.next_edit.steps.detect import Signature
+from mercury_lsp.next_edit import (
+    DocState,
+    NextEditQuery,
+    apply_edits,
+    predict,
+)
 from mercury_lsp.syntax import Grammars, grammar_for
 from tests.support.fakes import ScriptedModel
+from tests.support.next_edit import run
 
-
-def sig(*params: str) -> Signature:
-    return Signature("f", "", tuple((p.rstrip("="), p.endswith("=")) for p in params), False)
-
-
-@pytest.mark.parametrize(("old", "new", "positional", "keywords", "example", "want"), [
-    (("a", "b"), ("a", "b", "c"), ["1", "2"], [], "9", ["1", "2", "9"]),  # added: the example
-    (("a", "b"), ("a", "c", "b"), ["1", "2"], [], "9", ["1", "9", "2"]),  # ... where the parameter sits
-    (("a", "b"), ("a", "b", "c"), ["1"], [("b", "b=2")], "9", ["1", "b=2", "c=9"]),  # after keywords
-    (("a", "b"), ("a", "b", "c"), ["1", "2"], [], None, None),  # no example: not from the syntax
-    (("a", "b"), ("a", "b", "c="), ["1", "2"], [], None, ["1", "2"]),  # a default: nothing to pass
-    (("a", "b", "c"), ("a", "c"), ["1", "2", "3"], [], None, ["1", "3"]),  # removed
-    (("a", "b", "c"), ("a", "c"), ["1"], [("b", "b=2"), ("c", "c=3")], None, ["1", "c=3"]),  # ... keyword
-    (("a", "b", "c"), ("c", "b", "a"), ["1", "2", "3"], [], None, ["3", "2", "1"]),  # reordered
-    (("a", "b", "c="), ("c=", "a", "b"), ["1", "2"], [], None, ["a=1", "b=2"]),  # c not passed: by name
-    (("a", "b"), ("a", "size"), ["1"], [("b", "b=2")], None, ["1", "size=2"]),  # renamed
-    (("a", "b"), ("a", "size"), ["1", "2"], [], None, ["1", "2"]),  # renamed, positional: as is
-    (("a", "b"), ("x", "y"), ["1"], [("b", "b=2")], None, ["1", "y=2"]),  # two renamed
-    (("a", "b"), ("x", "y"), ["1", "2"], [], None, ["1", "2"]),  # ... positional: as is, no hole
-])
-def test_rebind(old, new, positional, keywords, example, want):
-    assert rebind(sig(*old), sig(*new), positional, keywords, example) == want
-
-
-def test_splice_keeps_the_layout():
-    inner = "\n    first,\n    second,\n    third,\n"
-    spans = [(inner.index(w), inner.index(w) + len(w)) for w in ("first", "second", "third")]
-    old = ["first", "second", "third"]
-    assert splice(inner, spans, old, old) is None
-    assert splice(inner, spans, old, ["third", "second", "first"]) == "\n    third,\n    second,\n    first,\n"
-    assert splice(inner, spans, old, ["first", "third"]) == "\n    first,\n    third,\n"
-    assert splice(inner, spans, old, ["first", "second"]) == "\n    first,\n    second,\n"
-    assert splice(inner, spans, old, ["x", "first", "second", "third"]) == "\n    x, first,\n    second,\n    third,\n"
-    assert splice(inner, spans, old, ["first", "second", "third", "x"]) == "\n    first,\n    second,\n    third, x,\n"
-    assert splice("", [], [], ["x"]) == "x"
-    assert splice("a, b", [(0, 1), (3, 4)], ["a", "b"], ["b=1"]) == "b=1"
-
-
-# ---------------------------------------------------------------------------- call sites, per language
 G = Grammars()
 
 
@@ -78,6 +40,24 @@ func use(w io.Writer, s *Srv, run func(int, string)) {
 """
 
 
+RUST = """struct Job;
+impl Job {
+    fn generate(&self, command: &mut String, input: &Path) -> u8 {
+        0
+    }
+    fn new(size: usize, name: &str) -> Job {
+        Job
+    }
+}
+fn run(j: &Job, c: &mut String, p: PathBuf) {
+    j.generate(c, &p);
+    j.generate(&mut String::new(), &p);
+    let k = Job::new(4, "x");
+    let m = Mutex::new(4, "y");
+}
+"""
+
+
 def test_go_calls_follow_an_added_and_a_removed_parameter():
     after = GO.replace("preamble(out io.Writer)", "preamble(out io.Writer, name string)") \
         .replace("preamble(w)", "preamble(w, cmd.Name())")
@@ -95,24 +75,6 @@ def test_go_grouped_parameters_reordered_and_package_calls_in_another_document()
     after = src.replace("Scale(x, y int, f float64)", "Scale(f float64, x, y int)")
     _, preds = follow("file:///a.go", src, after, other)
     assert [(p.uri, p.old_text, p.new_text) for p in preds] == [("file:///b.go", "1, 2, 0.5", "0.5, 1, 2")]
-
-
-RUST = """struct Job;
-impl Job {
-    fn generate(&self, command: &mut String, input: &Path) -> u8 {
-        0
-    }
-    fn new(size: usize, name: &str) -> Job {
-        Job
-    }
-}
-fn run(j: &Job, c: &mut String, p: PathBuf) {
-    j.generate(c, &p);
-    j.generate(&mut String::new(), &p);
-    let k = Job::new(4, "x");
-    let m = Mutex::new(4, "y");
-}
-"""
 
 
 def test_rust_self_is_no_argument_and_path_calls_follow():
@@ -183,3 +145,16 @@ def test_a_parent_class_init_called_through_its_class_is_not_a_call_of_the_chang
     doc = DocState("file:///e.py", new, "python", 1, (old,), 1.0)
     preds = predict(NextEditQuery((doc,), doc.uri, new.index("option_name")), None, Grammars()).predictions
     assert not [p for p in preds if "__init__" in p.reason]  # neither Exception's nor UsageError's
+
+
+def test_signature_change_finds_calls_that_no_longer_match():
+    src = "def area(w, h):\n    return w * h\n\n\nx = area(1, 2)\ny = area(3,\n         4)\nz = area(w=1, h=2)\n"
+    after = src.replace("def area(w, h)", "def area(w, h, d)").replace("area(1, 2)", "area(1, 2, 9)")
+    out, _ = run(after, src)
+    assert [(p.old_text, p.new_text, p.kind) for p in out.predictions] == [
+        ("3,\n         4", "3,\n         4, 9", "signature"), ("w=1, h=2", "w=1, h=2, d=9", "signature")]
+    assert "signature now has 3 parameter(s)" in out.predictions[0].reason
+    # a parameter removed: the argument goes
+    after = src.replace("def area(w, h)", "def area(w)").replace("area(1, 2)", "area(1)")
+    out, _ = run(after, src)
+    assert [(p.old_text, p.new_text) for p in out.predictions] == [("3,\n         4", "3"), ("w=1, h=2", "w=1")]

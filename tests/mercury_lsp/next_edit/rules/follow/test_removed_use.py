@@ -1,10 +1,10 @@
-"""Statements left using a definition the user deleted (``removed``)."""
+"""NE105 removed-use: statements left using a definition the user deleted go."""
 
 from __future__ import annotations
 
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
 from mercury_lsp.next_edit.pipeline import rule_context
-from mercury_lsp.next_edit.rules.follow import removed_import, removed_use
+from mercury_lsp.next_edit.rules.follow import removed_import_name, removed_use
 from mercury_lsp.next_edit.rules.follow.deleted import deleted_declarations
 from mercury_lsp.syntax import Grammars
 
@@ -17,6 +17,11 @@ def doc(uri: str, text: str, history: tuple[str, ...] = (), grammar="go") -> Doc
 
 def ask(*docs: DocState):
     return predict(NextEditQuery(docs, docs[0].uri, 0), None, G).predictions
+
+
+def removed(*docs: DocState):
+    ctx = rule_context(NextEditQuery(docs, docs[0].uri, 0), G)
+    return removed_import_name.RULE.run(ctx) + removed_use.RULE.run(ctx)
 
 
 def test_a_deleted_field_takes_the_statements_using_it():
@@ -38,11 +43,6 @@ def test_a_deleted_package_variable_takes_its_assignment():
     assert [(p.old_text, p.new_text) for p in preds] == [("\tInitializeConfig = func() {}\n", "")]
 
 
-def removed(*docs: DocState):
-    ctx = rule_context(NextEditQuery(docs, docs[0].uri, 0), G)
-    return removed_import.RULE.run(ctx) + removed_use.RULE.run(ctx)
-
-
 def test_names_still_declared_moved_functions_and_definitions_are_left_alone():
     assert deleted_declarations("x\nfunc helper() {}\n", "x\n") == {"helper": 2}
     assert deleted_declarations("x\n\twith open(p) as f:\n", "x\n") == {}  # a keyword is no declaration
@@ -57,16 +57,6 @@ def test_names_still_declared_moved_functions_and_definitions_are_left_alone():
     src = "package chi\n\nvar limit = 3\n\nfunc Throttle(limit int) func() {\n\treturn nil\n}\n"
     after = src.replace("var limit = 3\n", "")
     assert removed(doc("file:///t.go", after, (src,))) == []  # a parameter's use is in a definition's line
-
-
-def test_a_deleted_interface_leaves_the_import_lists_of_the_other_documents():
-    src = "export interface Ky {\n\textend(options: Options): Ky;\n}\n\ndeclare const ky: Ky;\nexport default ky;\n"
-    after = src.replace("export interface Ky {\n\textend(options: Options): Ky;\n}\n\ndeclare const ky: Ky;\n",
-                        "declare const ky: {\n\textend(options: Options): typeof ky;\n};\n")
-    test = "import ky, {Ky, HTTPError} from '.';\n\nexpectType<typeof ky>(ky);\n"
-    preds = ask(doc("file:///index.d.ts", after, (src,), grammar="typescript"),
-                doc("file:///index.test-d.ts", test, grammar="typescript"))
-    assert [(p.uri, p.old_text, p.new_text) for p in preds] == [("file:///index.test-d.ts", "Ky, ", "")]
 
 
 def test_a_local_deleted_in_one_function_leaves_other_functions_and_attributes_alone():

@@ -1,4 +1,4 @@
-"""A value the user just named replaces the same expression elsewhere (``extract``)."""
+"""NE104 extracted-value: a value the user just named replaces its other occurrences."""
 
 from __future__ import annotations
 
@@ -6,16 +6,17 @@ from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
 from mercury_lsp.next_edit.pipeline import rule_context
 from mercury_lsp.next_edit.rules.follow.extracted_value import RULE, bindings
 from mercury_lsp.syntax import Grammars
+from tests.support import next_edit as ne
 
 G = Grammars()
 
 
-def doc(uri: str, text: str, history: tuple[str, ...] = (), grammar="python") -> DocState:
-    return DocState(uri, text, grammar, 1, history, 1.0 if history else 0.0, (1.0,) * len(history))
-
-
 def ask(d: DocState, cursor: int = 0):
     return predict(NextEditQuery((d,), d.uri, cursor), None, G).predictions
+
+
+def doc(uri: str, text: str, history: tuple[str, ...] = (), grammar="python") -> DocState:
+    return DocState(uri, text, grammar, 1, history, 1.0 if history else 0.0, (1.0,) * len(history))
 
 
 def applied(text: str, preds) -> str:
@@ -54,3 +55,10 @@ def test_an_expression_standing_at_too_many_places_is_left_alone():
     after = "value = compute(a, b)\n" + src
     d = doc("file:///m.py", after, (src,))
     assert RULE.run(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
+
+
+def test_a_renamed_binding_is_no_new_value_to_name_elsewhere():
+    src = "def f():\n    transport = mock.Mock()\n    other = mock.Mock()\n    return transport, other\n"
+    after = src.replace("    transport = mock.Mock()", "    new_transport = mock.Mock()")
+    preds = ne.ask(ne.doc("file:///t.py", after, (src,), (1.0,)), cursor=after.index("new_transport"))
+    assert "other = mock.Mock()" in ne.applied(after, preds, "file:///t.py")

@@ -1,4 +1,4 @@
-"""Edits that changed only whitespace, continued below (``whitespace``)."""
+"""NE304 whitespace-continued: a whitespace-only edit continued below."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""mercury_lsp/next_edit/detect.py: signatures read from each grammar's query file (typed and
-defaulted parameters, Go's grouped names, receivers left out, variadic functions marked)."""
+"""What changed (``steps.detect``): a renamed identifier, every grammar's signatures."""
 
 from __future__ import annotations
 
 import pytest
 
-from mercury_lsp.next_edit import DocState
+from mercury_lsp.next_edit import (
+    DocState,
+    identifier_change,
+)
 from mercury_lsp.next_edit.steps.detect import signatures
 from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.syntax import Grammars
@@ -57,3 +59,10 @@ def test_signatures_in_every_grammar(grammar, src, want):
 def test_a_function_defined_twice_is_ambiguous():
     got = sigs("typescript", "function f(a: string): void;\nfunction f(a: string) {}\nfunction f(a: number) {}\n")
     assert got[("", "f")] == ((), True)
+
+
+def test_identifier_change_finds_the_whole_identifier():
+    assert identifier_change("x = width + 1", "x = w + 1") == (4, "width", "w")
+    assert identifier_change("x = width + 1", "x = widths + 1") == (4, "width", "widths")
+    assert identifier_change("x = 1", "x = 2") is None
+    assert identifier_change("a = b", "a = if") is None  # a keyword is no identifier
