@@ -76,13 +76,13 @@ async def test_notifications_leave_nothing_behind():
     """pygls keeps the future of every notification handled by a generator or a coroutine (the
     document notifications, configuration) in its table of requests in flight: one per
     keystroke, never removed (issue 27, finding 11: a part of the soak's growth)."""
+    from mercury_lsp.backend.local import local_client
     from mercury_lsp.config import parse_settings
-    from mercury_lsp.engine_client import EngineClient
     from mercury_lsp.server.app import build_server
     from mercury_lsp.syntax import Grammars
 
     base, _ = parse_settings({"prefetch": False})
-    engine = EngineClient()
+    engine = local_client()
     server = build_server(base, engine, Grammars())
     server.protocol.set_writer(_Sink())
     try:
