@@ -1,4 +1,6 @@
-"""The OpenAPI 3.1 document, made from the same msgspec Structs that validate the requests."""
+"""The OpenAPI 3.1 document, made from the same msgspec Structs that validate the requests
+(``transport.decode`` converts with the types it states, strictly), the statuses the server
+and its HTTP protocol answer, and the events of a stream."""
 
 from __future__ import annotations
 
@@ -23,10 +25,12 @@ REF = "#/components/schemas/{name}"
 ERRORS = {
     "400": "invalid request (malformed JSON, wrong types, bad values)",
     "401": "missing or wrong API key",
-    "404": "unknown model",
+    "404": "unknown model (or, for a next edit, a cursorUri naming none of the files)",
     "408": "the body arrived too slowly",
     "413": "the body is too large",
+    "414": "the request line is too long",
     "415": "not JSON",
+    "431": "the request's headers are too large",
     "429": "the queue is full",
     "499": "the client disconnected",
     "503": "the model is loading or failed to load",
@@ -38,10 +42,19 @@ def _json(ref: dict[str, Any]) -> dict[str, Any]:
     return {"content": {"application/json": {"schema": ref}}}
 
 
+def sse_event(chunk: dict[str, Any]) -> dict[str, Any]:
+    """One server-sent event of a stream (OpenAPI 3.1: ``schema`` describes each event)."""
+    return {"type": "object", "required": ["data"], "properties": {"data": {
+        "type": "string", "contentMediaType": "application/json", "contentSchema": chunk,
+        "description": "a chunk (the text, then an empty text with finish_reason and usage) as JSON; "
+                       "the last event is the string [DONE]"}}}
+
+
 def _post(summary: str, req: dict, resp: dict, stream: bool = False) -> dict[str, Any]:
     ok: dict[str, Any] = {"description": "OK", **_json(resp)}
     if stream:
-        ok["content"]["text/event-stream"] = {"schema": {"type": "string"}}
+        ok["description"] = "OK: one JSON body, or with stream: true server-sent events"
+        ok["content"]["text/event-stream"] = {"schema": sse_event(resp)}
     responses = {"200": ok, **{code: {"description": d, **_json({"$ref": REF.format(name="ErrorResponse")})}
                                for code, d in ERRORS.items()}}
     return {"post": {"summary": summary, "requestBody": {"required": True, **_json(req)},
