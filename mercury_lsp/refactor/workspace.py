@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from mercury_lsp.next_edit import DocState, NextEditQuery
@@ -41,8 +42,11 @@ class WorkspaceFiles:
             self._lists[root] = (now, files)
         return files
 
-    def extend(self, query: NextEditQuery, roots: list[Path], limit: int) -> NextEditQuery:
-        """``query`` plus up to ``limit`` workspace files that mention what the edits changed."""
+    def extend(self, query: NextEditQuery, roots: list[Path], limit: int,
+               allowed: Callable[[Path], bool] | None = None) -> NextEditQuery:
+        """``query`` plus up to ``limit`` workspace files under ``roots`` that mention what the
+        edits changed; ``allowed``: whether a file may be read (``server.access.AllowedRoots``'
+        ``contains``: a file whose real location is outside what the connection may read is not)."""
         edited = [d for d in query.docs if d.history]
         if not roots or limit <= 0 or not edited:
             return query
@@ -62,7 +66,7 @@ class WorkspaceFiles:
                 if len(extra) >= limit or scanned >= SCAN_FILES:
                     break
                 uri = f.as_uri()
-                if uri in have:
+                if uri in have or (allowed is not None and not allowed(f)):
                     continue
                 try:
                     src, _ = read_source(f)
