@@ -24,6 +24,7 @@ from mercury_lsp.backend.base import BackendError
 from mercury_lsp.backend.prompts import apply_stop, parse_prompt
 from mercury_lsp.http.context import ApiContext
 from mercury_lsp.http.errors import ApiError, from_backend
+from mercury_lsp.http.settings import HttpLimits
 from mercury_lsp.http.transport import SseResponse, decode, until_disconnect
 from mercury_lsp.http.wire import (
     CompletionChoice,
@@ -50,16 +51,22 @@ def to_spec(req: CompletionRequest, ctx: ApiContext) -> InfillSpec:
     prefix, suffix = parsed.prefix, parsed.suffix if parsed.format is not None else (req.suffix or "")
     limits = ctx.settings.limits
     prefix, suffix, retrieved = nearest(prefix, suffix, (*parsed.retrieved, *req.retrieved), limits.max_prompt_chars)
-    max_tokens = req.max_tokens if req.max_tokens is not None else min(limits.default_max_tokens,
-                                                                       limits.max_tokens)
-    if max_tokens > limits.max_tokens:
-        raise ApiError(400, f"max_tokens is {max_tokens}; this server allows at most {limits.max_tokens}",
-                       param="max_tokens", code="invalid_value")
+    max_tokens = checked_max_tokens(req.max_tokens, limits)
     if ctx.settings.debug_log_user_code:
         log.info("completion request (%s format): prefix %r suffix %r", parsed.format, prefix[-200:], suffix[:200])
     options = InfillOptions(preset=req.preset or ctx.settings.preset, temperature=req.temperature or 0.0,
                             seed=req.seed or 0, single_line=req.single_line, context_scope=context_scope(req.user))
     return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens, options=options, retrieved=retrieved)
+
+
+def checked_max_tokens(asked: int | None, limits: HttpLimits) -> int:
+    """``max_tokens`` as asked (400 past the server's limit, which the document states), else the default."""
+    if asked is None:
+        return min(limits.default_max_tokens, limits.max_tokens)
+    if asked > limits.max_tokens:
+        raise ApiError(400, f"max_tokens is {asked}; this server allows at most {limits.max_tokens}",
+                       param="max_tokens", code="invalid_value")
+    return asked
 
 
 def nearest(prefix: str, suffix: str, retrieved: tuple[RetrievedChunk, ...],

@@ -18,7 +18,7 @@ from mercury_engine.options import PRIVATE_SCOPE, InfillOptions
 from mercury_lsp import __version__
 from mercury_lsp.backend.base import BackendError
 from mercury_lsp.documents import PositionEncoding, index_of_units
-from mercury_lsp.http.completions import completion_id, returned
+from mercury_lsp.http.completions import checked_max_tokens, completion_id, returned
 from mercury_lsp.http.context import ApiContext
 from mercury_lsp.http.edit_prompt import EditPrompt, parse_edit_prompt
 from mercury_lsp.http.errors import ApiError, from_backend
@@ -140,7 +140,7 @@ async def edit_completions(request: Request) -> Response:
             base = prompt.region[0]
             new_region = apply_edits(region, [(s - base, t - base, new) for s, t, new in edits])
         else:  # nothing follows from the history: complete at the cursor
-            max_tokens = min(req.max_tokens or ctx.settings.limits.default_max_tokens, ctx.settings.limits.max_tokens)
+            max_tokens = checked_max_tokens(req.max_tokens, ctx.settings.limits)
             options = InfillOptions(preset=ctx.settings.preset, temperature=req.temperature or 0.0, seed=0,
                                     single_line=True, context_scope=PRIVATE_SCOPE)
             spec = InfillSpec(prefix=prompt.text[:prompt.cursor], suffix=prompt.text[prompt.cursor:],

@@ -203,6 +203,9 @@ async def test_schema_valid_requests_are_accepted():
         assert twice.status_code == 200, twice.text
         none = await c.post("/v1/edit/completions", json={"messages": [{"role": "system", "content": "x"}]})
         assert none.status_code == 400  # the schema asks for a user message
+        many = await c.post("/v1/edit/completions", json={"messages": [{"role": "user", "content": "x"}],
+                                                          "max_tokens": 10_000})
+        assert many.status_code == 400  # past the maximum the document states (was cut to it: 200)
     await backend.close()
 
 
@@ -216,7 +219,8 @@ async def test_the_document_describes_what_is_checked():
     ok = doc["paths"]["/v1/completions"]["post"]["responses"]["200"]["content"]
     sse = ok["text/event-stream"]
     data = sse["schema"]["properties"]["data"]  # OpenAPI 3.1: the schema of one event
-    assert data["contentSchema"]["$ref"].endswith("/CompletionResponse") and "[DONE]" in data["description"]
+    chunk, done = data["anyOf"]
+    assert chunk["contentSchema"]["$ref"].endswith("/CompletionResponse") and done == {"const": "[DONE]"}
     messages = schemas["EditRequest"]["properties"]["messages"]
     assert messages["contains"]["properties"]["role"]["const"] == "user" and messages["minContains"] == 1
     assert schemas["CompletionRequest"]["properties"]["single_line"]["type"] == "boolean"
