@@ -37,6 +37,7 @@ def summarize(results: list[dict]) -> dict:
     if lat:
         out["latency_p50_ms"] = round(statistics.median(lat), 1)
         out["latency_p95_ms"] = round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1)
+    out["multi_line"] = round(sum(r.get("multi_line", False) for r in results) / n, 4)
     errors = sum(bool(r.get("error")) for r in results)
     if errors:
         out["errors"] = errors
@@ -63,7 +64,7 @@ def case_result(case: dict, outcome, latency_ms: float | None, novel: bool, **ex
             "language": case["language"], "test_file": case["test_file"], "target_chars": target_chars(case["target"]),
             "novel": novel, "shown": outcome.shown, "exact": outcome.exact, "first_token": outcome.first_token,
             "latency_ms": None if latency_ms is None else round(latency_ms, 2),
-            "suggestion": outcome.inserted[:160], **extra}
+            "suggestion": outcome.inserted[:160], "multi_line": outcome.multi_line, **extra}
 
 
 def _pct(x) -> str:

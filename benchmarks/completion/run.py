@@ -17,8 +17,9 @@ cases. ``--limit N`` takes N cases of each repository in a stable pseudo-random 
 the case's place), the same N for every arm.
 
 Prints a table per group (all cases, test files, other files, each language, each repository;
-a row per arm), writes the JSON to ``--out`` and a PNG beside it, and ends with one JSON line of
-headline figures. The held-out split runs server arms only with ``--final`` (the lead scores it
+a row per arm), writes the figures as JSON to ``--out`` and a PNG beside it, each case's result
+(one JSON line per arm and case) to ``<cache>/results/<out's stem>.cases.jsonl`` (outside git:
+it quotes the suggestions), and ends with one JSON line of headline figures. The held-out split runs server arms only with ``--final`` (the lead scores it
 once, at the end).
 """
 
@@ -30,6 +31,7 @@ import hashlib
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -39,7 +41,14 @@ from benchmarks.completion import report
 from benchmarks.completion.arms import ARMS, Arm, resolve
 from benchmarks.completion.baselines import MIN_MATCH_30, RepoIndex
 from benchmarks.completion.client import ServerGone
-from benchmarks.completion.session import REPO_ROOT, REQUEST_TIMEOUT_S, Session, server_argv
+from benchmarks.completion.session import (
+    INDEX_TIMEOUT_S,
+    LOAD_TIMEOUT_S,
+    REPO_ROOT,
+    REQUEST_TIMEOUT_S,
+    Session,
+    server_argv,
+)
 from benchmarks.completion.sources import (
     SPLITS,
     BenchmarkError,
@@ -103,7 +112,9 @@ def run_server_arm(arm: Arm, repo: Repo, checkout: Path, files: dict[str, str], 
                    novel: list[bool], args) -> tuple[list[dict], dict]:
     log = (args.log_dir or cache_dir() / "logs") / report.key(arm.name) / f"{repo.slug}.log"
     t0 = time.monotonic()
-    s = Session(arm, checkout, args.server_cmd or server_argv(args.model, args.threads, args.device), log)
+    argv = shlex.split(args.server_cmd) if args.server_cmd else server_argv(args.model, args.threads, args.device)
+    s = Session(arm, checkout, argv, log,
+                args.load_timeout, args.index_timeout)
     stats: dict = {"ready_s": round(s.ready_s, 1), "encoding": s.encoding, "log": str(log)}
     results: list[dict] = []
     try:
@@ -156,8 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=None, help="serve --model (default: the embedded model)")
     ap.add_argument("--threads", type=int, default=None, help="serve --threads (default: the daemon's own choice)")
     ap.add_argument("--device", default=None)
-    ap.add_argument("--server-cmd", nargs="+", default=None, help="the whole server command line instead")
-    ap.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT_S)
+    ap.add_argument("--server-cmd", default=None, metavar="COMMAND",
+                    help="the whole server command line instead, one string (split as a shell would)")
+    ap.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT_S, help="seconds, per request")
+    ap.add_argument("--load-timeout", type=float, default=LOAD_TIMEOUT_S, help="seconds until mercury/status ready")
+    ap.add_argument("--index-timeout", type=float, default=INDEX_TIMEOUT_S,
+                    help="seconds until the server's work-done progress (e.g. indexing) has ended")
     ap.add_argument("--log-dir", type=Path, default=None, help="the servers' stderr (default: <cache>/logs)")
     ap.add_argument("--allow-setting-problems", action="store_true")
     ap.add_argument("--final", action="store_true", help="allow server arms on the held-out split (the lead, once)")
@@ -173,23 +188,29 @@ def main(argv: list[str] | None = None) -> int:
             raise BenchmarkError(f"not repositories of the {args.split} split: "
                                  f"{sorted(set(args.repo) - {r.name for r in repos})}")
         all_cases = load_cases(root, args.split)
-        data = run(arms, repos, root, all_cases, args)
-    except (BenchmarkError, ValueError, ServerGone) as exc:
+        data, per_case = run(arms, repos, root, all_cases, args)
+    except (BenchmarkError, ValueError, ServerGone, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = args.out or default_out(args.split)
     print(report.tables(data["arms"]))
+    details = (args.cases_dir or cache_dir()) / "results" / f"{out.stem}.cases.jsonl"
+    details.parent.mkdir(parents=True, exist_ok=True)
+    details.write_text("".join(json.dumps({"arm": a, **r}, ensure_ascii=False) + "\n"
+                               for a, rs in per_case.items() for r in rs), encoding="utf-8")
+    data["case_results"] = str(details)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     os.replace(tmp, out)
     report.plot(out.with_suffix(".png"), data["arms"], f"completion, {args.split} split")
-    print(f"\n-> {out}")
+    print(f"\n-> {out} (each case's result: {details})")
     print(json.dumps(report.headline(args.split, data["arms"])))
     return 0
 
 
-def run(arms: list[Arm], repos: list[Repo], root: Path, all_cases: list[dict], args) -> dict:
+def run(arms: list[Arm], repos: list[Repo], root: Path, all_cases: list[dict], args) -> tuple[dict, dict]:
+    """(the results: figures per arm and group, run facts; the per-case results of each arm)."""
     per_arm: dict[str, list[dict]] = {a.name: [] for a in arms}
     repo_stats: dict[str, dict[str, dict]] = {a.name: {} for a in arms}
     t_start = time.monotonic()
@@ -204,8 +225,8 @@ def run(arms: list[Arm], repos: list[Repo], root: Path, all_cases: list[dict], a
         files, _ = source_files(checkout)
         for c in cases:
             if c["path"] not in files or sha1(files[c["path"]].encode("utf-8")) != c["sha1"]:
-                raise BenchmarkError(f"{checkout / c['path']} is not the file its case was built from: export the "
-                                     "checkouts again with `python -m benchmarks.completion.cases --fresh`")
+                raise BenchmarkError(f"{checkout / c['path']} is not the file its case was built from: run "
+                                     "`python -m benchmarks.completion.cases` again (it exports modified checkouts again)")
         t0 = time.monotonic()
         index = RepoIndex(files)
         novel = [index.line_occurrences(c["prefix_line_text"] + c["target"]) <= 1 for c in cases]
@@ -231,16 +252,17 @@ def run(arms: list[Arm], repos: list[Repo], root: Path, all_cases: list[dict], a
         if rss:
             g["overall"]["rss_mb"] = max(rss)
         out_arms[arm.name] = {**g, "kind": arm.kind, "settings": arm.settings, "about": arm.about,
-                              "repos": repo_stats[arm.name], "cases": per_arm[arm.name]}
+                              "repos": repo_stats[arm.name]}
     return {
         "benchmark": "completion_repos", "split": args.split, "limit_per_repo": args.limit,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads,
                     "load_avg": os.getloadavg()},
+        "cases_sha1": sha1((root / f"cases.{args.split}.jsonl").read_bytes()),
         "tree": git_state(), "model": args.model or "embedded", "wall_s": round(time.monotonic() - t_start, 1),
         "repos": {r.name: {"commit": r.commit, "language": r.language, "licence": r.licence} for r in repos},
         "arms": out_arms,
-    }
+    }, per_arm
 
 
 if __name__ == "__main__":

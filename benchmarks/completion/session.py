@@ -144,8 +144,8 @@ class Session:
         path = self.checkout / case["path"]
         data = path.read_bytes()
         if sha1(data) != case["sha1"]:
-            raise BenchmarkError(f"{path} is not the file the case was built from (sha1 differs): export the "
-                                 "checkouts again with `python -m benchmarks.completion.cases --fresh`")
+            raise BenchmarkError(f"{path} is not the file the case was built from (sha1 differs): run "
+                                 "`python -m benchmarks.completion.cases` again (it exports modified checkouts again)")
         c = cut(data.decode("utf-8"), case["line"], case["character"])
         assert c.target == case["target"], case
         with cut_on_disk(path, data, c.text, self._watched):

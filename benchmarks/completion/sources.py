@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,14 +111,37 @@ def _git(git_dir: Path, *args: str, binary: bool = False):
     return r.stdout if binary else r.stdout.decode("utf-8", errors="replace")
 
 
+def blob_id(data: bytes) -> str:
+    """Git's object id of a blob with these bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def modified_files(git_dir: Path, commit: str, checkout: Path) -> list[str]:
+    """Files of ``commit`` whose bytes in ``checkout`` differ (or are missing)."""
+    out = []
+    for ln in _git(git_dir, "ls-tree", "-r", commit).splitlines():
+        meta, path = ln.split("\t", 1)
+        _, kind, oid = meta.split()
+        if kind != "blob" or meta.startswith("120000"):
+            continue
+        f = checkout / path
+        if not f.is_file() or blob_id(f.read_bytes()) != oid:
+            out.append(path)
+    return out
+
+
 def export(mirrors: Path, repo: Repo, root: Path, fresh: bool = False) -> Path:
-    """The checkout of ``repo`` at its pinned commit under ``root`` (exported when missing, stale
-    or ``fresh``); returns its directory."""
+    """The checkout of ``repo`` at its pinned commit under ``root`` (exported when missing, of
+    another commit, modified — a run stopped mid-case leaves a cut file — or ``fresh``)."""
     dest = root / repo.slug
     stamp = root / f"{repo.slug}.commit"
-    if not fresh and dest.is_dir() and stamp.is_file() and stamp.read_text().strip() == repo.commit:
-        return dest
     git_dir = mirror_of(mirrors, repo)
+    if not fresh and dest.is_dir() and stamp.is_file() and stamp.read_text().strip() == repo.commit:
+        changed = modified_files(git_dir, repo.commit, dest)
+        if not changed:
+            return dest
+        print(f"{repo.name}: {len(changed)} files of the checkout differ from {repo.commit[:12]} "
+              f"(e.g. {changed[0]}): exporting it again", file=sys.stderr)
     try:
         _git(git_dir, "cat-file", "-e", f"{repo.commit}^{{commit}}")
     except BenchmarkError:

@@ -127,6 +127,7 @@ class Outcome:
     exact: bool  # the cursor's line then equals the original line (trailing whitespace aside)
     first_token: bool  # the first token it inserts at the cursor is the target's
     inserted: str  # what the cursor's line holds after the typed text (or the whole line when rewritten)
+    multi_line: bool = False  # the item also adds lines (only the cursor's line is scored)
 
 
 def score_item(c: Cut, line: int, character: int, item: dict | None, encoding: str) -> Outcome:
@@ -141,7 +142,7 @@ def score_item(c: Cut, line: int, character: int, item: dict | None, encoding: s
     exact = got.rstrip() == want.rstrip()
     inserted = got[len(prefix):] if got.startswith(prefix) else got
     ft = got.startswith(prefix) and first_token(inserted) is not None and first_token(inserted) == first_token(c.target)
-    return Outcome(True, exact, ft, inserted)
+    return Outcome(True, exact, ft, inserted, new.count("\n") != c.text.count("\n"))
 
 
 def target_chars(target: str) -> int:

@@ -132,6 +132,16 @@ def test_test_paths():
         assert not is_test_path(p), p
 
 
+def test_a_modified_checkout_is_exported_again(built, tmp_path):
+    tmp, out, repos, argv = built
+    again = tmp_path / "o"
+    assert cases_mod.main([*argv[:3], str(again), *argv[4:]]) == 0
+    f = again / "me+demo" / "pkg" / "core.py"
+    f.write_text("cut")  # a run stopped mid-case
+    assert cases_mod.main([*argv[:3], str(again), *argv[4:]]) == 0
+    assert f.read_text() == CORE and (again / "cases.dev.jsonl").read_text() == (out / "cases.dev.jsonl").read_text()
+
+
 def test_a_missing_mirror_says_which_and_how_to_fetch(built, tmp_path, capsys):
     _, _, repos, _ = built
     assert cases_mod.main(["--mirrors", str(tmp_path), "--out", str(tmp_path / "o"), "--repos", str(repos)]) == 2
@@ -292,13 +302,14 @@ def test_runner_end_to_end_against_a_fake_server(built, tmp_path, capsys, monkey
     res = tmp_path / "res.json"
     before = {p: sha1(t.encode()) for p, t in source_files(out / "me+demo")[0].items()}
     rc = run_mod.main(["--repos", str(repos), "--cases-dir", str(out), "--limit", "5", "--arm", "fake", "--arm", "line_copy",
-                       "--arm", "longest_suffix", "--out", str(res), "--server-cmd", sys.executable, str(script)])
+                       "--arm", "longest_suffix", "--out", str(res), "--server-cmd", f"{sys.executable} {script}"])
     assert rc == 0
     headline = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert headline["benchmark"] == "completion_repos" and headline["cases"] == 5
     data = json.loads(res.read_text())
     fake = data["arms"]["fake"]
-    assert [c["suggestion"] for c in fake["cases"]] == [" indexed cut-on-disk"] * 5  # waited; no answer on disk
+    per_case = [json.loads(x) for x in open(data["case_results"])]
+    assert [c["suggestion"] for c in per_case if c["arm"] == "fake"] == [" indexed cut-on-disk"] * 5  # waited
     assert fake["overall"]["shown"] == 1.0 and fake["overall"]["exact"] == 0.0
     assert "latency_p95_ms" in fake["overall"] and fake["by_repo"]["me/demo"]["rss_mb"] > 0
     assert data["arms"]["longest_suffix"]["overall"]["cases"] == 5
@@ -315,3 +326,18 @@ def test_a_setting_the_server_ignores_is_shown_and_stops_the_arm(built, tmp_path
         assert s.settings_problems() == ["ignored invalid settings: bogus (unknown setting)"]
     finally:
         s.close()
+
+
+def test_the_benchmark_imports_no_daemon_or_model_code():
+    import ast
+    from pathlib import Path
+
+    import benchmarks.completion as pkg
+
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        roots = {n.split(".")[0] for n in names}
+        assert not roots & {"mercury_lsp", "engine", "mercury_engine", "mercury_train"}, path
+        assert all(n.startswith("benchmarks.completion") for n in names if n.startswith("benchmarks")), path
