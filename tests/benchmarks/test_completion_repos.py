@@ -183,6 +183,52 @@ def test_longest_suffix_finds_a_present_continuation_never_the_target():
     assert idx.longest_suffix("new.py", c).continuation == ""
 
 
+def brute_longest_suffix(files, path, c):
+    """The longest suffix baseline by brute force: (match length, continuation counts)."""
+    from collections import Counter
+
+    q = c.text[:c.cursor]
+    texts = [(c.text, True)] + [(t, False) for p, t in files.items() if p != path]
+
+    def ends(s):
+        out = []
+        for t, own in texts:
+            pos = t.find(s)
+            while pos >= 0:
+                if not (own and pos + len(s) == c.cursor):
+                    out.append((t, pos + len(s)))
+                pos = t.find(s, pos + 1)
+        return out
+
+    best = max((n for n in range(1, len(q) + 1) if ends(q[-n:])), default=0)
+    conts = Counter()
+    for t, e in ends(q[-best:]) if best else []:
+        stop = t.find("\n", e)
+        if cont := t[e:len(t) if stop < 0 else stop].rstrip():
+            conts[cont] += 1
+    return best, conts
+
+
+def test_longest_suffix_agrees_with_brute_force():
+    import random
+
+    rng = random.Random(7)
+    words = ["a", "b", "ab", " ", "(", ")", "x1", "\n"]
+    files = {f"f{i}.py": "".join(rng.choice(words) for _ in range(rng.randrange(20, 120))) + "\n" for i in range(5)}
+    idx = RepoIndex(files)
+    for _ in range(60):
+        path = rng.choice(list(files))
+        lines = files[path].split("\n")
+        li = rng.randrange(len(lines))
+        if not lines[li]:
+            continue
+        c = cut(files[path], li, rng.randrange(len(lines[li]) + 1))
+        best, conts = brute_longest_suffix(files, path, c)
+        g = idx.longest_suffix(path, c)
+        assert g.match_chars == best
+        assert (g.continuation == "") if not conts else conts[g.continuation] == max(conts.values())
+
+
 def test_longest_suffix_reads_the_rest_of_the_cut_document():
     idx = RepoIndex({"a.py": "pass\n"})
     doc = "a = fetch_rows(db)\nb = 2\n"
