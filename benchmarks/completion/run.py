@@ -213,7 +213,7 @@ def run(arms: list[Arm], repos: list[Repo], root: Path, all_cases: list[dict], a
     """(the results: figures per arm and group, run facts; the per-case results of each arm)."""
     per_arm: dict[str, list[dict]] = {a.name: [] for a in arms}
     repo_stats: dict[str, dict[str, dict]] = {a.name: {} for a in arms}
-    t_start = time.monotonic()
+    t_start, load_start = time.monotonic(), os.getloadavg()
     for repo in repos:
         cases = limited([c for c in all_cases if c["repo"] == repo.name], args.limit)
         if not cases:
@@ -257,7 +257,7 @@ def run(arms: list[Arm], repos: list[Repo], root: Path, all_cases: list[dict], a
         "benchmark": "completion_repos", "split": args.split, "limit_per_repo": args.limit,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads,
-                    "load_avg": os.getloadavg()},
+                    "load_avg_start": load_start, "load_avg_end": os.getloadavg()},
         "cases_sha1": sha1((root / f"cases.{args.split}.jsonl").read_bytes()),
         "tree": git_state(), "model": args.model or "embedded", "wall_s": round(time.monotonic() - t_start, 1),
         "repos": {r.name: {"commit": r.commit, "language": r.language, "licence": r.licence} for r in repos},
