@@ -348,7 +348,8 @@ def test_runner_end_to_end_against_a_fake_server(built, tmp_path, capsys, monkey
     res = tmp_path / "res.json"
     before = {p: sha1(t.encode()) for p, t in source_files(out / "me+demo")[0].items()}
     rc = run_mod.main(["--repos", str(repos), "--cases-dir", str(out), "--limit", "5", "--arm", "fake", "--arm", "line_copy",
-                       "--arm", "longest_suffix", "--out", str(res), "--server-cmd", f"{sys.executable} {script}"])
+                       "--arm", "longest_suffix", "--out", str(res), "--log-dir", str(tmp_path / "logs"),
+                       "--server-cmd", f"{sys.executable} {script}"])
     assert rc == 0
     headline = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert headline["benchmark"] == "completion_repos" and headline["cases"] == 5
