@@ -35,6 +35,7 @@ from benchmarks.completion.sources import (
     BenchmarkError,
     Repo,
     cache_dir,
+    checkout_lock,
     export,
     is_test_path,
     language_of,
@@ -122,8 +123,9 @@ def build(repos: list[Repo], mirrors: Path, out: Path, per_repo: int, seed: int,
     by_split: dict[str, list[dict]] = {s: [] for s in SPLITS}
     meta: dict = {"format": 1, "seed": seed, "per_repo": per_repo, "repos": {}}
     for repo in repos:
-        checkout = export(mirrors, repo, out, fresh=fresh)
-        files, skipped = source_files(checkout)
+        with checkout_lock(out, repo):
+            checkout = export(mirrors, repo, out, fresh=fresh)
+            files, skipped = source_files(checkout)
         cases = sample(repo, files, per_repo, seed)
         by_split[repo.split] += cases
         meta["repos"][repo.name] = {

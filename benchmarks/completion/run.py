@@ -54,6 +54,7 @@ from benchmarks.completion.sources import (
     BenchmarkError,
     Repo,
     cache_dir,
+    checkout_lock,
     load_repos,
     sha1,
     source_files,
@@ -209,6 +210,34 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def run_repo(arms: list[Arm], repo: Repo, checkout: Path, cases: list[dict], args,
+             per_arm: dict[str, list[dict]], repo_stats: dict[str, dict[str, dict]]) -> None:
+    """Every arm on one repository's cases (results appended to ``per_arm`` and ``repo_stats``)."""
+    if not checkout.is_dir():
+        raise BenchmarkError(f"no checkout of {repo.name} at {checkout}: run `python -m benchmarks.completion.cases`")
+    files, _ = source_files(checkout)
+    for c in cases:
+        if c["path"] not in files or sha1(files[c["path"]].encode("utf-8")) != c["sha1"]:
+            raise BenchmarkError(f"{checkout / c['path']} is not the file its case was built from: run "
+                                 "`python -m benchmarks.completion.cases` again (it exports modified checkouts again)")
+    t0 = time.monotonic()
+    index = RepoIndex(files)
+    novel = [index.line_occurrences(c["prefix_line_text"] + c["target"]) <= 1 for c in cases]
+    print(f"{repo.name}: {len(cases)} cases, {len(files)} files, index {time.monotonic() - t0:.1f} s",
+          file=sys.stderr, flush=True)
+    for arm in arms:
+        if arm.kind == "baseline":
+            t1 = time.monotonic()
+            per_arm[arm.name] += [baseline(arm, index, files, c, n) for c, n in zip(cases, novel, strict=True)]
+            repo_stats[arm.name][repo.name] = {"wall_s": round(time.monotonic() - t1, 2)}
+            continue
+        results, stats = run_server_arm(arm, repo, checkout, files, cases, novel, args)
+        per_arm[arm.name] += results
+        repo_stats[arm.name][repo.name] = stats
+        print(f"  [{arm.name} {repo.name}] {stats['wall_s']} s, {stats['seconds_per_case']} s/case, "
+              f"RSS {stats['rss_mb']} MB", file=sys.stderr, flush=True)
+
+
 def run(arms: list[Arm], repos: list[Repo], root: Path, all_cases: list[dict], args) -> tuple[dict, dict]:
     """(the results: figures per arm and group, run facts; the per-case results of each arm)."""
     per_arm: dict[str, list[dict]] = {a.name: [] for a in arms}
@@ -219,30 +248,8 @@ def run(arms: list[Arm], repos: list[Repo], root: Path, all_cases: list[dict], a
         if not cases:
             raise BenchmarkError(f"no cases of {repo.name} in {root}: build them again with "
                                  "`python -m benchmarks.completion.cases`")
-        checkout = root / repo.slug
-        if not checkout.is_dir():
-            raise BenchmarkError(f"no checkout of {repo.name} at {checkout}: run `python -m benchmarks.completion.cases`")
-        files, _ = source_files(checkout)
-        for c in cases:
-            if c["path"] not in files or sha1(files[c["path"]].encode("utf-8")) != c["sha1"]:
-                raise BenchmarkError(f"{checkout / c['path']} is not the file its case was built from: run "
-                                     "`python -m benchmarks.completion.cases` again (it exports modified checkouts again)")
-        t0 = time.monotonic()
-        index = RepoIndex(files)
-        novel = [index.line_occurrences(c["prefix_line_text"] + c["target"]) <= 1 for c in cases]
-        print(f"{repo.name}: {len(cases)} cases, {len(files)} files, index {time.monotonic() - t0:.1f} s",
-              file=sys.stderr, flush=True)
-        for arm in arms:
-            if arm.kind == "baseline":
-                t1 = time.monotonic()
-                per_arm[arm.name] += [baseline(arm, index, files, c, n) for c, n in zip(cases, novel, strict=True)]
-                repo_stats[arm.name][repo.name] = {"wall_s": round(time.monotonic() - t1, 2)}
-                continue
-            results, stats = run_server_arm(arm, repo, checkout, files, cases, novel, args)
-            per_arm[arm.name] += results
-            repo_stats[arm.name][repo.name] = stats
-            print(f"  [{arm.name} {repo.name}] {stats['wall_s']} s, {stats['seconds_per_case']} s/case, "
-                  f"RSS {stats['rss_mb']} MB", file=sys.stderr, flush=True)
+        with checkout_lock(root, repo):
+            run_repo(arms, repo, root / repo.slug, cases, args, per_arm, repo_stats)
     out_arms = {}
     for arm in arms:
         g = report.grouped(per_arm[arm.name])

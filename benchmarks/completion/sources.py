@@ -9,6 +9,8 @@ daemon sees a plain directory as its workspace); the commit it holds is recorded
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import io
 import json
@@ -18,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,6 +112,24 @@ def _git(git_dir: Path, *args: str, binary: bool = False):
     if r.returncode != 0:
         raise BenchmarkError(f"git {' '.join(args)} in {git_dir}: {r.stderr.decode(errors='replace').strip()}")
     return r.stdout if binary else r.stdout.decode("utf-8", errors="replace")
+
+
+@contextlib.contextmanager
+def checkout_lock(root: Path, repo: Repo) -> Iterator[None]:
+    """Exclusive use of ``repo``'s checkout under ``root`` (a run writes cut files into it): a
+    second runner or builder on the same folder stops with an error instead of reading them."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{repo.slug}.lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BenchmarkError(f"another run is using the checkout of {repo.name} in {root} (it cuts files "
+                                 "there): wait for it, or build your own copy with `python -m "
+                                 "benchmarks.completion.cases --out DIR` and run with --cases-dir DIR") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def blob_id(data: bytes) -> str:

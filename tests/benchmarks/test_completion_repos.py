@@ -142,6 +142,15 @@ def test_a_modified_checkout_is_exported_again(built, tmp_path):
     assert f.read_text() == CORE and (again / "cases.dev.jsonl").read_text() == (out / "cases.dev.jsonl").read_text()
 
 
+def test_a_checkout_in_use_is_refused(built):
+    from benchmarks.completion.sources import BenchmarkError, checkout_lock, load_repos
+
+    _, out, repos, _ = built
+    repo = load_repos(repos)[0]
+    with checkout_lock(out, repo), pytest.raises(BenchmarkError, match="another run"), checkout_lock(out, repo):
+        pass
+
+
 def test_a_missing_mirror_says_which_and_how_to_fetch(built, tmp_path, capsys):
     _, _, repos, _ = built
     assert cases_mod.main(["--mirrors", str(tmp_path), "--out", str(tmp_path / "o"), "--repos", str(repos)]) == 2
