@@ -56,6 +56,16 @@ class ContextOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, 
 UnitFloat = Annotated[float, Meta(ge=0.0, le=1.0)]
 
 
+# The codes of the next-edit rules (``mercury_lsp.next_edit.rules.REGISTRY``; its tests check that
+# the two agree; docs/next-edit.md describes each): the values ``nextEdit.disabledRules`` takes.
+NextEditRule = Literal["NE101", "NE102", "NE103", "NE104", "NE105", "NE106",
+                       "NE201", "NE202", "NE203", "NE204", "NE205",
+                       "NE301", "NE302", "NE303", "NE304",
+                       "NE401", "NE402", "NE403", "NE404", "NE405",
+                       "NE501", "NE502", "NE503",
+                       "NE901"]
+
+
 class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
     """Tuning of next-edit prediction (typed; defaults are the shipped behaviour)."""
     # Edit records per document looked at (newest first).
@@ -100,6 +110,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     # A request (and the client applying its edits) gives up after this; a cold CPU model
     # refilling dozens of locations takes seconds, never this long.
     timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000
+    # Rules whose edits are never offered, by code (docs/next-edit.md lists them: "NE204" the
+    # repeated patterns, ...); an unknown code is reported like any bad setting.
+    disabled_rules: list[NextEditRule] = msgspec.field(default_factory=list)
 
 
 BackendApi = Literal["mercury", "openai-fim", "inception"]

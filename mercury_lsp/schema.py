@@ -12,6 +12,7 @@ import msgspec
 from msgspec import Meta
 
 from mercury_engine.options import InfillOptions
+from mercury_lsp.config import NextEditRule
 
 SpanKind = Literal["line", "statement", "block"]
 EngineState = Literal["idle", "loading", "ready", "error"]
@@ -152,7 +153,13 @@ NEXT_EDIT_REQUEST = "mercury/nextEdit"
 NEXT_EDIT_UPDATE_NOTIFICATION = "mercury/nextEditUpdate"
 COPILOT_INLINE_EDIT_REQUEST = "textDocument/copilotInlineEdit"
 APPLY_EDITS_COMMAND = "mercury.applyEdits"
-EditKind = Literal["rename", "signature", "model", "repeat", "complete", "import", "fill"]  # fill: a stub completed (refactor fill)
+# What an edit does: "rename" (an identifier renamed), "signature" (a call's arguments follow a
+# signature), "model" (the model's own rewrite), "repeat" (the user's edit repeated elsewhere),
+# "line-repeat" (whole lines deleted or inserted again), "move" (the old copy of moved lines
+# goes), "supersede" (the old version of a line written again goes), "complete" (the line at the
+# cursor finished), "import", "fill" (a stub completed: refactor fill).
+EditKind = Literal["rename", "signature", "model", "repeat", "line-repeat", "move", "supersede", "complete",
+                   "import", "fill"]
 EditSource = Literal["model", "scored", "syntax"]
 
 
@@ -191,6 +198,9 @@ class PredictedEdit(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     source: EditSource = "model"
     old_text: str = ""
     document_version: int | None = None  # the version the range refers to (None: a file on disk)
+    # The next-edit rule that predicted it (docs/next-edit.md: "NE101" a renamed binding's other
+    # occurrences, ...); None for edits no rule made (refactor's mentions in docs, filled stubs).
+    rule: NextEditRule | None = None
 
 
 class NextEditTimings(msgspec.Struct, kw_only=True):

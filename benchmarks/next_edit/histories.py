@@ -28,8 +28,13 @@ Scores, per case:
 * **latency** — from sending the request to its response (the daemon's ``didChange`` handling
   of the replayed hunks happens before and is not timed).
 
-Reported overall, per language, per edit kind (rules in ``history_cases``) and per repository:
-a table, JSON (``--out``), a PNG beside it, and one JSON line of headline figures at the end.
+Reported overall, per language, per edit kind (rules in ``history_cases``), per repository and
+per next-edit rule (the ``rule`` code each predicted edit carries, ``docs/next-edit.md``: its
+edits, the cases where one of them touches the target hunk, the cases its own edits there make
+exact, and its edits that touch no hunk still to come): a table, JSON (``--out``), a PNG beside
+it, and one JSON line of headline figures at the end. ``--edits FILE`` also writes every
+predicted edit, case by case (JSON lines, outside the repository: they quote the cases' code),
+so that two runs can be compared edit for edit.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import RESULTS as RESULTS_DIR
@@ -142,6 +147,11 @@ class CaseResult:
     predicted: int
     latency_ms: float
     top1_hit: bool
+    # per rule code of the predicted edits: [edits, touches the target, exact alone, false positives]
+    rules: dict[str, list[int]] = field(default_factory=dict)
+
+
+NO_RULE = "-"  # an edit that names no rule (a daemon from before the rule registry)
 
 
 def score(files: dict[str, str], hunks: list[dict], k: int, edits: list[dict], uri_of: dict[str, str]):
@@ -169,17 +179,25 @@ def score(files: dict[str, str], hunks: list[dict], k: int, edits: list[dict], u
     def touches(p, t: Target) -> bool:
         return p[0] == t.path and p[4][0] <= t.lines[1] and p[4][1] >= t.lines[0]
 
-    hits = [p for p in preds if touches(p, target)]
-    exact = False
-    if hits and target.span[0] >= 0:
+    def makes_exact(hits: list) -> bool:
+        if not hits or target.span[0] < 0:
+            return False
         text = files[target.path]
         want = text[:target.span[0]] + target.new + text[target.span[1]:]
         try:
-            exact = apply(text, [(s, e, n) for _, s, e, n, _ in hits]) == want
+            return apply(text, [(s, e, n) for _, s, e, n, _ in hits]) == want
         except (ValueError, TypeError):
-            exact = False
-    fps = sum(1 for p in preds if not any(touches(p, t) for t in future))
-    return bool(hits), exact, fps, bool(preds) and touches(preds[0], target)
+            return False
+
+    hits = [p for p in preds if touches(p, target)]
+    false = [not any(touches(p, t) for t in future) for p in preds]
+    rules: dict[str, list[int]] = {}
+    for code in dict.fromkeys(e.get("rule") or NO_RULE for e in edits):
+        mine = [p for p, e in zip(preds, edits, strict=True) if (e.get("rule") or NO_RULE) == code]
+        own_hits = [p for p in mine if touches(p, target)]
+        rules[code] = [len(mine), int(bool(own_hits)), int(makes_exact(own_hits)),
+                       sum(f for f, e in zip(false, edits, strict=True) if (e.get("rule") or NO_RULE) == code)]
+    return bool(hits), makes_exact(hits), sum(false), bool(preds) and touches(preds[0], target), rules
 
 
 # ---------------------------------------------------------------------------- driving the daemon
@@ -286,6 +304,37 @@ def table(title: str, groups: dict[str, dict]) -> str:
     return "\n".join(rows)
 
 
+def rule_rows(results: list[CaseResult]) -> dict[str, dict]:
+    """Per rule code: its edits, the cases it touched the target in, the cases its own edits made
+    exact, and its edits that touched no hunk still to come (all cases counted)."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for r in results:
+        for code, counts in r.rules.items():
+            totals[code] = [a + b for a, b in zip(totals[code], counts, strict=True)]
+    n = max(1, len(results))
+    return {code: {"predictions": t[0], "hit_cases": t[1], "exact_cases": t[2], "false_positives": t[3],
+                   "false_positives_per_case": round(t[3] / n, 3)}
+            for code, t in sorted(totals.items())}
+
+
+def rule_table(rows: dict[str, dict], names: dict[str, str]) -> str:
+    head = f"{'rule':<8}{'name':<26}{'edits':>7}{'hit':>6}{'exact':>7}{'FP':>6}"
+    out = [head, "-" * len(head)]
+    for code, r in rows.items():
+        out.append(f"{code:<8}{names.get(code, '')[:25]:<26}{r['predictions']:>7}{r['hit_cases']:>6}"
+                   f"{r['exact_cases']:>7}{r['false_positives']:>6}")
+    return "\n".join(out)
+
+
+def rule_names() -> dict[str, str]:
+    """Code -> name of the daemon's next-edit rules (empty when this checkout has no registry)."""
+    try:
+        from mercury_lsp.next_edit.rules import REGISTRY
+    except ImportError:
+        return {}
+    return {r.code: r.name for r in REGISTRY}
+
+
 def plot(path: Path, by_language: dict[str, dict], by_kind: dict[str, dict]) -> None:
     plt = pyplot()
     if plt is None:
@@ -326,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--log", default=None, help="the daemon's stderr goes here")
     ap.add_argument("--out", type=Path, default=None,
                     help="default benchmarks/results/next_edit_v2.json (dev), next_edit_v2_SET.json (other sets)")
+    ap.add_argument("--edits", type=Path, default=None,
+                    help="also write every predicted edit here, case by case (JSON lines; keep it out of git)")
     args = ap.parse_args(argv)
     if args.out is None:
         args.out = RESULTS_DIR / ("next_edit_v2.json" if args.set == DEFAULT_SET else f"next_edit_v2_{args.set}.json")
@@ -335,19 +386,26 @@ def main(argv: list[str] | None = None) -> int:
     work = [(rec, c) for rec in records for c in rec["cases"]][:: args.every][: args.limit]
     ls = start_daemon(args)
     results: list[CaseResult] = []
+    dump = args.edits.open("w", encoding="utf-8") if args.edits else None  # noqa: SIM115 (closed below)
     try:
         rec, c = work[0]
         run_case(ls, rec, c["k"], "warmup")  # untimed: the first request pays one-off costs
         for i, (rec, c) in enumerate(work):
             files, edits, ms, uri_of = run_case(ls, rec, c["k"], f"case{i}")
-            hit, exact, fps, top1 = score(files, rec["hunks"], c["k"], edits, uri_of)
+            hit, exact, fps, top1, rules = score(files, rec["hunks"], c["k"], edits, uri_of)
             results.append(CaseResult(rec["repo"], rec["commit"], rec["language"], c["kind"], rec["variant"],
-                                      hit, exact, fps, len(edits), round(ms, 2), top1))
+                                      hit, exact, fps, len(edits), round(ms, 2), top1, rules))
+            if dump is not None:
+                dump.write(json.dumps({"case": i, "commit": rec["commit"], "k": c["k"], "edits": [
+                    {key: e.get(key) for key in ("uri", "range", "newText", "kind", "source", "confidence",
+                                                 "rule", "reason")} for e in edits]}) + "\n")
             if (i + 1) % 25 == 0:
                 print(f"  {i + 1}/{len(work)} cases", file=sys.stderr, flush=True)
         duplicates = {rid: n for rid, n in ls.responses_seen.items() if n != 1}
     finally:
         ls.close()
+        if dump is not None:
+            dump.close()
     by_language: dict[str, list[CaseResult]] = defaultdict(list)
     by_kind: dict[str, list[CaseResult]] = defaultdict(list)
     by_repo: dict[str, list[CaseResult]] = defaultdict(list)
@@ -364,13 +422,16 @@ def main(argv: list[str] | None = None) -> int:
     print(table("edit kind", {**kinds, "all": overall}))
     print()
     print(table("repository", {k.split("/")[-1][:15]: v for k, v in repos.items()}))
+    rules = rule_rows(results)
+    print()
+    print(rule_table(rules, rule_names()))
     data = {
         "benchmark": "next_edit_v2",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads},
         "model": args.model or "embedded", "set": header.get("set"), "cases_file": str(args.cases),
         "content_sha256": header.get("content_sha256"), "every": args.every, "source_repos": header.get("repos"),
-        "overall": overall, "by_language": langs, "by_kind": kinds, "by_repo": repos,
+        "overall": overall, "by_language": langs, "by_kind": kinds, "by_repo": repos, "by_rule": rules,
         "responses_not_exactly_one": duplicates,
         "cases": [r.__dict__ for r in results],
     }

@@ -195,10 +195,34 @@ def test_scoring_hit_exact_and_false_positives():
         return {"uri": "file:///a.py", "newText": new,
                 "range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 5}}}
 
-    assert bench.score(files, hunks, 1, [edit(1, "2")], uri) == (True, True, 0, True)
-    assert bench.score(files, hunks, 1, [edit(1, "3")], uri) == (True, False, 0, True)
+    assert bench.score(files, hunks, 1, [edit(1, "2")], uri)[:4] == (True, True, 0, True)
+    assert bench.score(files, hunks, 1, [edit(1, "3")], uri)[:4] == (True, False, 0, True)
     # a later hunk is no false positive; a line no hunk touches is
-    assert bench.score(files, hunks, 1, [edit(3, "2"), edit(2, "2")], uri) == (False, False, 1, False)
+    assert bench.score(files, hunks, 1, [edit(3, "2"), edit(2, "2")], uri)[:4] == (False, False, 1, False)
+
+
+def test_each_rule_is_scored_on_its_own_edits():
+    files = {"a.py": "a = 1\nb = 1\nc = 1\nd = 1\n"}
+    hunks = [{"path": "a.py", "line": 0, "old": "a = 1\n", "new": "a = 2\n"},
+             {"path": "a.py", "line": 1, "old": "b = 1\n", "new": "b = 2\n"}]
+    uri = {"a.py": "file:///a.py"}
+
+    def edit(line, new, rule=None):
+        e = {"uri": "file:///a.py", "newText": new,
+             "range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 5}}}
+        return e if rule is None else {**e, "rule": rule}
+
+    # NE1's edit makes the target exact alone; NE2 touches it with the wrong text and adds a false
+    # positive; an edit naming no rule (an older daemon) is counted under "-"
+    *_, rules = bench.score(files, hunks, 1, [edit(1, "2", "NE1"), edit(1, "3", "NE2"), edit(3, "2", "NE2"),
+                                              edit(2, "5")], uri)
+    assert rules == {"NE1": [1, 1, 1, 0], "NE2": [2, 1, 0, 1], bench.NO_RULE: [1, 0, 0, 1]}
+    results = [bench.CaseResult("r", "c", "python", "repeat", "commit", True, False, 2, 4, 1.0, True, rules)] * 2
+    rows = bench.rule_rows(results)
+    assert rows["NE2"] == {"predictions": 4, "hit_cases": 2, "exact_cases": 0, "false_positives": 2,
+                           "false_positives_per_case": 1.0}
+    lines = bench.rule_table(rows, {"NE1": "first-rule"}).split("\n")
+    assert lines[2].split() == ["-", "2", "0", "0", "2"] and lines[3].split() == ["NE1", "first-rule", "2", "2", "2", "0"]
 
 
 def test_end_to_end_against_the_daemon(geo, tmp_path, tiny_model, capsys):
@@ -214,3 +238,4 @@ def test_end_to_end_against_the_daemon(geo, tmp_path, tiny_model, capsys):
     # the signature change is repeated at the other call: the repeated-edit rule finds it
     assert result["overall"]["location_hit"] > 0
     assert out.with_suffix(".png").stat().st_size > 0
+    assert sum(r["predictions"] for r in result["by_rule"].values()) == sum(c["predicted"] for c in result["cases"])
