@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from benchmarks import RESULTS as RESULTS_DIR
-from mercury_lsp.rpc_client import RawClient
+from benchmarks.common.jsonrpc import AsyncLspClient
 
 RESULTS = RESULTS_DIR / "soak.json"
 PLATEAU_TOLERANCE = 0.03  # the last three rounds' RSS within 3 % of each other
@@ -38,7 +38,7 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
         return next(int(line.split()[1]) for line in f if line.startswith(field)) / 1024
 
 
-async def storm(c: RawClient, uri: str, text: str, n: int) -> int:
+async def storm(c: AsyncLspClient, uri: str, text: str, n: int) -> int:
     lines = text.split("\n")
     positions = [(i % len(lines), len(lines[i % len(lines)])) for i in range(0, n * 7, 7)][:n]
     futures = [c.request_future("textDocument/inlineCompletion", {
@@ -48,7 +48,7 @@ async def storm(c: RawClient, uri: str, text: str, n: int) -> int:
     return sum(1 for a in answers if "result" in a or "error" in a)
 
 
-async def big_doc_cycles(c: RawClient, cycles: int, round_no: int) -> None:
+async def big_doc_cycles(c: AsyncLspClient, cycles: int, round_no: int) -> None:
     unit = STORM_FILE.read_text(encoding="utf-8")
     big = (unit * (BIG_DOC_BYTES // len(unit) + 1))[:BIG_DOC_BYTES]
     for k in range(cycles):
@@ -64,7 +64,7 @@ async def big_doc_cycles(c: RawClient, cycles: int, round_no: int) -> None:
 
 async def main_async(args) -> dict:
     cmd = [sys.executable, "-m", "mercury_lsp.cli", "serve"] + (["--model", args.model] if args.model else [])
-    c = await RawClient.start(*cmd)
+    c = await AsyncLspClient.start(*cmd)
     await c.initialize({"debounceMs": 0})
     status = await c.wait_notification("mercury/status", lambda p: p["state"] in ("ready", "error"), 600)
     if status["state"] != "ready":
