@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
 
-from mercury_engine.options import Preset
+from mercury_engine.options import InfillOptions, Preset
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +191,15 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
         if language_id in self.disabled_languages:
             return False
         return "*" in self.enabled_languages or language_id in self.enabled_languages
+
+    def infill_options(self, *, single_line: bool, context_scope: str | None) -> InfillOptions:
+        """The engine's decoding options for one completion under these settings (greedy and
+        seeded: the same text and cursor give the same suggestion)."""
+        options = InfillOptions(preset=self.preset, temperature=self.temperature, seed=0, single_line=single_line,
+                                context_reuse=self.context_cache, context_scope=context_scope)
+        if self.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
+            options = replace(options, sampler=self.sampler)
+        return options
 
     def span_budget(self, kind: str) -> int:
         return min(self.max_tokens, getattr(self.span_tokens, kind))

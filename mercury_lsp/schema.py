@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from mercury_engine.options import DEFAULT_PRESET, Length, Preset, Sampler
+from mercury_engine.options import InfillOptions
 from mercury_lsp.config import NextEditRule
 
 SpanKind = Literal["line", "statement", "block"]
@@ -58,19 +58,28 @@ class DocumentState(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     sha256: str  # of the text as UTF-8 (lone surrogates are held as U+FFFD)
 
 
+class RetrievedChunk(msgspec.Struct, kw_only=True, frozen=True):
+    """Code retrieved for a request from elsewhere in the repository (another file's text, or a
+    part of it): the local engine puts it in the model's window, a remote backend in its prompt."""
+    path: str  # the file it comes from, as the user knows it (relative to the workspace root)
+    text: str
+
+
 class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
-    """One engine call, in the daemon's terms (the adapter maps it onto the engine API)."""
+    """One infill, in the daemon's terms: what crosses the backend seam (``backend.session``).
+
+    ``options`` are the engine's typed decoding options, validated once, where the engine takes
+    them; a remote backend reads the ones its protocol carries (preset, temperature, seed,
+    single-line mode)."""
     prefix: str
     suffix: str
     max_tokens: int
-    preset: Preset = DEFAULT_PRESET
-    sampler: Sampler | Literal["auto"] = "auto"  # "auto": the engine's default (the fast sampler)
-    temperature: float = 0.0
-    seed: int = 0
-    single_line: bool = False  # the engine may stop after the first text line (line spans)
-    context_reuse: bool = True  # the engine may reuse the context's keys/values of earlier requests
-    context_scope: str | None = None  # ... of earlier requests with this scope only (a user's document)
-    length: Length | Literal["auto"] = "auto"  # "auto": the engine's default length policy (mercury_engine/length.py)
+    options: InfillOptions = InfillOptions()
+    # The document the request is for (an LSP uri; None when no file is known, as over HTTP):
+    # the one place a request names its file, so what may leave the machine is decided here.
+    uri: str | None = None
+    # Retrieved context, most relevant first; what does not fit the budget is left out from the end.
+    retrieved: tuple[RetrievedChunk, ...] = ()
 
 
 class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):

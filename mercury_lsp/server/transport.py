@@ -15,7 +15,7 @@ import threading
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 
-from mercury_lsp.backend.lsp import engine_client_for
+from mercury_lsp.backend.connect import engine_client_for
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
 from mercury_lsp.server.access import admit
