@@ -103,7 +103,8 @@ async def run_stdio(base: Settings) -> int:
     reader = await _stdin_reader()
     server.watch_client = lambda pid: watch_client(pid, reader.feed_eof)  # a dead client ends the input
     try:
-        return await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes))
+        limits = FrameLimits(max_message_bytes=base.max_message_bytes, interactive=sys.stdin.isatty())
+        return await serve_stream(reader, server.protocol, limits)
     finally:
         server.drop()
         engine.close()
