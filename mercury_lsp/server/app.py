@@ -27,6 +27,7 @@ from mercury_lsp.completion import CompletionService
 from mercury_lsp.config import Settings, daemon_threads
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
+from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.next_edit import handlers as next_edit_handlers
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
@@ -71,8 +72,10 @@ class MercuryServer(LanguageServer):
         workspace_files = WorkspaceFiles()
         self.next_edits = NextEditService(
             engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
-            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files),
+            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files,
+                                             self.exclusion().excludes),
             lambda u: self.protocol.notify(NEXT_EDIT_UPDATE_NOTIFICATION, msgspec.to_builtins(u)))
+        self.completions.exclusion = self.next_edits.exclusion = self.exclusion
         self.inline_supported = False
         self.markdown_docs = False
         self._tasks: set[asyncio.Task] = set()
@@ -82,6 +85,14 @@ class MercuryServer(LanguageServer):
         self.watch_client: Callable[[int], None] | None = None
 
     # ------------------------------------------------------------------ helpers
+    def exclusion(self) -> Exclusion:
+        """The ``exclude`` / ``enable`` settings against this client's workspace roots."""
+        try:
+            roots = workspace_roots(self.workspace)
+        except RuntimeError:  # before initialize: no workspace yet
+            roots = []
+        return Exclusion.from_settings(self.current, roots)
+
     def spawn(self, coro) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)

@@ -1,5 +1,6 @@
-"""A recording OpenAI-compatible FIM server (``/v1/models``, ``/v1/completions``) on loopback, in
-a thread: every request body it receives is kept, so a test can say what reached the backend."""
+"""A recording backend server on loopback, in a thread: ``/v1/models``, ``/v1/completions`` (an
+OpenAI-compatible FIM server, or a ``mercury-lsp http``) and ``/v1/next-edit`` (no edits). Every
+request body it receives is kept, so a test can say what reached the backend."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ class RecordingFimServer:
                 owner.paths.append(self.path)
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
                 owner.bodies.append(body)
+                if self.path.startswith("/v1/next-edit"):
+                    self._answer({"edits": [], "model": owner.model, "positionEncoding": "utf-16"})
+                    return
                 self._answer({"choices": [{"text": owner.completion, "finish_reason": "stop", "index": 0}],
                               "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
 
