@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
 
-from mercury_engine.options import Preset
+from mercury_engine.options import InfillOptions, Preset
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,16 @@ class ContextOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, 
 
 
 UnitFloat = Annotated[float, Meta(ge=0.0, le=1.0)]
+
+
+# The codes of the next-edit rules (``mercury_lsp.next_edit.rules.REGISTRY``; its tests check that
+# the two agree; docs/next-edit.md describes each): the values ``nextEdit.disabledRules`` takes.
+NextEditRule = Literal["NE101", "NE102", "NE103", "NE104", "NE105", "NE106",
+                       "NE201", "NE202", "NE203", "NE204", "NE205",
+                       "NE301", "NE302", "NE303", "NE304",
+                       "NE401", "NE402", "NE403", "NE404", "NE405",
+                       "NE501", "NE502", "NE503",
+                       "NE901"]
 
 
 class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -99,6 +110,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     # A request (and the client applying its edits) gives up after this; a cold CPU model
     # refilling dozens of locations takes seconds, never this long.
     timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000
+    # Rules whose edits are never offered, by code (docs/next-edit.md lists them: "NE204" the
+    # repeated patterns, ...); an unknown code is reported like any bad setting.
+    disabled_rules: list[NextEditRule] = msgspec.field(default_factory=list)
 
 
 BackendApi = Literal["mercury", "openai-fim", "inception"]
@@ -206,6 +220,15 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
         if language_id in self.disabled_languages:
             return False
         return "*" in self.enabled_languages or language_id in self.enabled_languages
+
+    def infill_options(self, *, single_line: bool, context_scope: str | None) -> InfillOptions:
+        """The engine's decoding options for one completion under these settings (greedy and
+        seeded: the same text and cursor give the same suggestion)."""
+        options = InfillOptions(preset=self.preset, temperature=self.temperature, seed=0, single_line=single_line,
+                                context_reuse=self.context_cache, context_scope=context_scope)
+        if self.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
+            options = replace(options, sampler=self.sampler)
+        return options
 
     def span_budget(self, kind: str) -> int:
         return min(self.max_tokens, getattr(self.span_tokens, kind))

@@ -148,11 +148,11 @@ def _load_model(args: argparse.Namespace):
     """(EditModel or None, session or None, model name)."""
     if getattr(args, "no_model", False):
         return None, None, "none (syntax only)"
-    from mercury_lsp.engine_client import LoadSpec, load_session
-    from mercury_lsp.next_edit import EngineEdits
+    from mercury_lsp.backend.local import load_session
+    from mercury_lsp.engine_client import LoadSpec
 
     session = load_session(LoadSpec(args.model, args.device, args.dtype, threads=args.threads))
-    return EngineEdits(session.engine), session, session.info.model
+    return session.edit_model, session, session.info.model
 
 
 def finish(args: argparse.Namespace, report: Report) -> int:

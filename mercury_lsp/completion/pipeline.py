@@ -12,6 +12,7 @@ becomes ``return func``); ``"drop"`` drops it. The guard decides every text show
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mercury_lsp.completion.accept import confident_length
 from mercury_lsp.completion.indent import fit_indent
@@ -19,9 +20,12 @@ from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance,
 from mercury_lsp.config import Settings
 from mercury_lsp.context import Budget, Window, build_window
 from mercury_lsp.documents import DocumentSnapshot
-from mercury_lsp.engine_client import CancelToken, EngineSession
+from mercury_lsp.engine_client import CancelToken
 from mercury_lsp.schema import InfillOutcome, InfillSpec, SpanKind
 from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard
+
+if TYPE_CHECKING:
+    from mercury_lsp.backend.session import Session
 
 GUARD_MAX_TRIES = 6  # parses the guard may spend on one suggestion (each costs a re-parse)
 # The prefix fallback's own parse budget, longest prefix first. In the lsp_latency trace (160 s,
@@ -43,7 +47,7 @@ class PipelineResult:
     guard_prefix: bool = False  # the guard's prefix fallback cut ``text`` inside its first line
 
 
-def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, settings: Settings,
+def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings: Settings,
                  grammars: Grammars, cancel: CancelToken | None) -> PipelineResult:
     """Runs on the engine worker thread: parse, window, infill, shape, trim, guard."""
     data = None
@@ -55,10 +59,10 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
         seq = snap.syntax.seq
     window = build_window(snap, tree, cursor, settings,
                           Budget(session.context_tokens, session.chars_per_token))
-    spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens,
-                      preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
-                      single_line=window.kind == "line", context_reuse=settings.context_cache,
-                      context_scope=snap.uri)  # a daemon shared by editors: each document reuses its own
+    # a daemon shared by editors: each document reuses its own context
+    options = settings.infill_options(single_line=window.kind == "line", context_scope=snap.uri)
+    spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens, options=options,
+                      uri=snap.uri)
     outcome = session.infill(spec, cancel)
     shaped = shape(outcome.text, window, settings.context.max_lines)
     text = fit_indent(shaped, snap.text[snap.line_start(snap.line_of(cursor)):cursor])

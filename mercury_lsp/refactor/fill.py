@@ -20,14 +20,18 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from mercury_engine.options import InfillOptions
 from mercury_lsp.documents import Document
-from mercury_lsp.engine_client import EngineSession
 from mercury_lsp.next_edit.tree import walk
 from mercury_lsp.refactor.changes import Edit, FileChange
 from mercury_lsp.refactor.files import Source
 from mercury_lsp.schema import InfillSpec
 from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard, count_errors
+
+if TYPE_CHECKING:
+    from mercury_lsp.backend.session import Session
 
 TODO_COMMENT = re.compile(r"^(\s*)(#|//|/\*|--)\s*TODO:\s?(.*)$")
 # Decorators and bases under which ``...`` / ``raise NotImplementedError`` is the real body.
@@ -146,7 +150,8 @@ def _request(src: Source, stub: Stub, max_tokens: int, context_chars: int, prese
     else:
         prefix = text[max(0, stub.start - context_chars):stub.start]
     suffix = text[stub.end:stub.end + context_chars]
-    return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens, preset=preset)
+    return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens, options=InfillOptions(preset=preset, seed=0),
+                      uri=src.uri)
 
 
 def _clean(fill: str, stub: Stub) -> str:
@@ -188,7 +193,7 @@ def _file_parses(src: Source, tree, stub: Stub, new: str, grammars: Grammars) ->
     return True
 
 
-def fill(sources: list[Source], session: EngineSession, grammars: Grammars, *, max_tokens: int,
+def fill(sources: list[Source], session: Session, grammars: Grammars, *, max_tokens: int,
          min_confidence: float, jobs: int, preset: str = "quality", progress: Callable[[int], None] | None = None,
          stats: FillStats | None = None) -> list[FileChange]:
     stats = stats if stats is not None else FillStats()

@@ -2,7 +2,7 @@
 
 The state: settings (base, from ``initialize``, current), the negotiated position encoding and
 client capabilities, the open documents, the completion and next-edit services, and the model
-load. Handlers (``server.handlers``, ``next_edit.handlers``) read it; features do the work.
+load. Handlers (``server.handlers``) read it; features do the work.
 
 The model loads on the engine's worker after ``initialized`` (work-done progress and a
 ``mercury/status`` notification report it); until then requests answer empty.
@@ -22,13 +22,13 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from mercury_lsp import __version__
-from mercury_lsp.backend.lsp import engine_client_for, watch_backend
+from mercury_lsp.backend.connect import engine_client_for
+from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.completion import CompletionService
 from mercury_lsp.config import Settings, daemon_threads
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
 from mercury_lsp.exclusion import Exclusion
-from mercury_lsp.next_edit import handlers as next_edit_handlers
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
 from mercury_lsp.schema import (
@@ -138,9 +138,9 @@ class MercuryServer(LanguageServer):
         old = self.engine
         self.completions.cancel_all()
         self.next_edits.cancel_all()
-        new = engine_client_for(settings)
+        new = engine_client_for(settings, Outbound(lambda uri: self.exclusion().excludes(uri)))
         self.engine = self.completions.engine = self.next_edits.engine = new
-        watch_backend(new, self)
+        new.watch(self)
         if old.spec is not None:  # the old one was loaded (or loading): so is the new one
             self.spawn(self.load_model())
         self.spawn(old.aclose())
@@ -205,7 +205,6 @@ class MercuryServer(LanguageServer):
 def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> MercuryServer:
     """A server for one connection with every handler family registered."""
     server = MercuryServer(base, engine, grammars)
-    watch_backend(engine, server)  # a remote backend's outages reach the user once
+    engine.watch(server)  # a remote backend's outages reach the user once
     register_all(server)
-    next_edit_handlers.register(server, server.next_edits)
     return server

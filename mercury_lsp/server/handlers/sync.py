@@ -21,8 +21,8 @@ from lsprotocol import types as lsp
 
 from mercury_lsp.documents import PositionEncoding, utf16_len
 from mercury_lsp.edits import EditRejected
-from mercury_lsp.next_edit.handlers import params_as
-from mercury_lsp.schema import DOCUMENT_STATE_REQUEST, DocumentState, DocumentStateParams
+from mercury_lsp.schema import DocumentState, DocumentStateParams
+from mercury_lsp.server.handlers.next_edit import params_as
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +110,6 @@ def document_state(ls, uri: str) -> DocumentState | None:
                          sha256=hashlib.sha256(doc.text.encode("utf-8")).hexdigest())
 
 
-def register(server) -> None:
-    @server.feature(DOCUMENT_STATE_REQUEST)
-    def state(ls, params) -> dict | None:
-        p = params_as(params, DocumentStateParams)
-        return msgspec.to_builtins(document_state(ls, p.text_document.uri))
+def state(ls, params) -> dict | None:
+    p = params_as(params, DocumentStateParams)
+    return msgspec.to_builtins(document_state(ls, p.text_document.uri))

@@ -12,9 +12,12 @@ import pytest_asyncio
 from mercury_lsp.next_edit import DocState, NextEditQuery, predict
 from mercury_lsp.rpc_client import RawClient, RpcError
 from mercury_lsp.syntax import Grammars
+from tests.support.next_edit import ask as predicted
+from tests.support.next_edit import doc
 from tests.support.server import serve_command
 
 G = Grammars()
+
 INVALID_PARAMS = -32602
 SRC = "def f(a):\n    return g(a, 1)\n\n\ndef h(b):\n    return g(b, 1)\n"
 
@@ -38,6 +41,19 @@ def test_overlapping_repeat_sites_are_offered_once():
     after = src.replace("x = scale(scale(1, 1))", "x = scale(scale(2, 1))")
     out = predict(query(after, (src,)), None, G)
     assert [(p.old_text, p.new_text, p.start) for p in out.predictions] == [("1", "2", after.index("y =") + 16)]
+
+
+def test_histories_that_do_not_chain_give_no_crash_and_no_overlaps():
+    src = "x = compute(1)\ny = compute(1)\nprint('debugging here')\nz = 2\nprint('debugging here')\n"
+    after = src.replace("x = compute(1)", "x = compute(2)").replace("print('debugging here')\n", "", 1)
+    other = doc("file:///b.py", "print('debugging here')\n", ("unrelated\n", ""), (5.0, 9.0))
+    for history, times in (((src, "unrelated = 1\n"), (2.0, 1.0)), ((after, after), (1.0, 1.0)), (("",), (1.0,)),
+                           ((src, src), (3.0, 3.0)), ((src,), ())):
+        preds = predicted(doc("file:///a.py", after, history, times), other, cursor=len(after) + 50)
+        for uri, text in (("file:///a.py", after), ("file:///b.py", other.text)):
+            spans = sorted((p.start, p.end) for p in preds if p.uri == uri)
+            assert all(e0 <= s1 for (_, e0), (s1, _) in zip(spans, spans[1:], strict=False))
+            assert all(0 <= s <= e <= len(text) for s, e in spans)
 
 
 def test_binary_and_huge_documents_give_no_suggestion():

@@ -13,8 +13,9 @@ import weakref
 
 import pytest
 
+from mercury_lsp.backend.local import local_client
 from mercury_lsp.config import parse_settings
-from mercury_lsp.engine_client import CancelToken, EngineClient
+from mercury_lsp.engine_client import CancelToken
 from mercury_lsp.rpc_client import RawClient
 from mercury_lsp.server import transport
 from tests.support.server import PROBE_TEXT, TINY_MODEL_DIR, serve_command
@@ -91,7 +92,7 @@ async def test_a_dropped_tcp_connection_releases_its_session(tiny_model, monkeyp
 
     monkeypatch.setattr(transport, "build_server", build)
     base, _ = parse_settings({"model": str(TINY_MODEL_DIR), "dtype": "float32", "threads": 1})
-    engine, listening = EngineClient(), asyncio.get_running_loop().create_future()
+    engine, listening = local_client(), asyncio.get_running_loop().create_future()
     daemon = asyncio.ensure_future(transport.run_tcp(base, "127.0.0.1", 0, engine=engine, listening=listening))
     try:
         _, port = await asyncio.wait_for(listening, SETTLE_TIMEOUT_S)
