@@ -37,8 +37,8 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks import RESULTS as RESULTS_DIR
+from benchmarks.common.jsonrpc import AsyncLspClient
 from benchmarks.lsp.typing_trace import TextModel, make_trace
-from mercury_lsp.rpc_client import RawClient
 
 RESULTS = RESULTS_DIR / "soak.json"
 MAX_TAIL_MB_PER_MIN = 1.0  # issue 27: the last ten minutes grow less than this
@@ -79,7 +79,7 @@ def make_workspace(root: Path) -> list[Path]:
 
 
 class Driver:
-    def __init__(self, c: RawClient) -> None:
+    def __init__(self, c: AsyncLspClient) -> None:
         self.c = c
         self.requests = 0
         self.outcomes: Counter[str] = Counter()
@@ -141,7 +141,7 @@ async def main_async(args) -> dict:
     files = make_workspace(root)
     env = {"MERCURY_LSP_CACHE": str(work / "cache")}  # the word index of this run only
     cmd = [sys.executable, "-m", "mercury_lsp.cli", "serve"] + (["--model", args.model] if args.model else [])
-    c = await RawClient.start(*cmd, env=env)
+    c = await AsyncLspClient.start(*cmd, env=env)
     load_start = os.getloadavg()
     try:
         await c.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {

@@ -36,7 +36,9 @@ READ_CHUNK = 1 << 16
 STALL_S = 0.5
 MAX_LENGTH_DIGITS = 12  # more than any allowed message size
 
-MALFORMED_HEADER = "malformed header line"
+# Said to whoever sent it: most often a person who typed into `mercury-lsp serve` in a terminal.
+MALFORMED_HEADER = ("malformed header line (an LSP message starts with 'Content-Length: N'; this server "
+                    "talks to an editor, not to a terminal: `mercury-lsp editors` says how to set one up)")
 
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _HEADER_LINE = re.compile(rb"([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(.*?)[ \t]*")
@@ -48,6 +50,9 @@ _KEEP = len(b"content-length:") + 8  # bytes kept while scanning (a header split
 class FrameLimits:
     max_header_bytes: int = 8 * 1024  # a whole header block (LSP sends two short lines)
     max_message_bytes: int = 64 * 1024 * 1024  # one body (an 8 MiB document, JSON-escaped, fits)
+    # A person typing at a terminal (stdin a TTY), not an editor: a pause ends a bad frame, so a
+    # typed line is answered at once instead of when the input ends.
+    interactive: bool = False
 
 
 class FrameReader:
@@ -103,7 +108,7 @@ class FrameReader:
             got = await self._fill(stall=bool(buf))
             if got == "eof" and not buf:
                 return None
-            if got == "eof" or (got == "stall" and is_complete_json(bytes(buf))):
+            if got == "eof" or (got == "stall" and (self.limits.interactive or is_complete_json(bytes(buf)))):
                 return self._take_all("message without a Content-Length header")
         length, problem = _content_length(bytes(buf[:m.start()]), self.limits.max_message_bytes)
         if problem == MALFORMED_HEADER and length >= 0:  # a bad line beside a good length: skip the frame
@@ -187,7 +192,8 @@ class FrameReader:
             del buf[:cut]
             pos = 0
             got = await self._fill(stall=True)
-            if got == "eof" or (got == "stall" and self._complete(bytes(raw + buf), body_from, start)):
+            if got == "eof" or (got == "stall" and (self.limits.interactive
+                                                    or self._complete(bytes(raw + buf), body_from, start))):
                 raw += buf[: max(0, cap - len(raw))]
                 buf.clear()
                 break

@@ -11,12 +11,15 @@ import logging
 import os
 import sys
 import threading
+from dataclasses import replace
 
 from pygls.io_ import StdoutWriter
 
 from mercury_lsp.backend.connect import engine_client_for
+from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
+from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.heap import PeriodicTrim
 from mercury_lsp.server.access import AllowedRoots, PreAuth, Waiting
 from mercury_lsp.server.app import build_server
@@ -45,7 +48,7 @@ async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
     limits = limits or FrameLimits()
     loop = asyncio.get_running_loop()
     pre = waiting.bounds if waiting is not None else None
-    frames = FrameReader(reader, FrameLimits(limits.max_header_bytes, pre.max_message_bytes) if pre else limits)
+    frames = FrameReader(reader, replace(limits, max_message_bytes=pre.max_message_bytes) if pre else limits)
     deadline = loop.time() + pre.timeout_s if pre is not None else None
     while protocol.exit_code is None:
         if deadline is not None:
@@ -101,15 +104,17 @@ async def _stdin_reader() -> asyncio.StreamReader:
 async def run_stdio(base: Settings) -> int:
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol messages may reach the client's pipe
-    engine, grammars = engine_client_for(base), Grammars()
+    outbound = Outbound()  # what a remote backend may be sent: this client's exclusion (below)
+    engine, grammars = engine_client_for(base, outbound), Grammars()
     server = build_server(base, engine, grammars)
+    outbound.excluded = lambda uri: server.exclusion().excludes(uri)
     server.protocol.set_writer(StdoutWriter(out))
     reader = await _stdin_reader()
     server.watch_client = lambda pid: watch_client(pid, reader.feed_eof)  # a dead client ends the input
     trim = PeriodicTrim().start()
     try:
-        return await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes),
-                                  trim)
+        limits = FrameLimits(max_message_bytes=base.max_message_bytes, interactive=sys.stdin.isatty())
+        return await serve_stream(reader, server.protocol, limits, trim)
     finally:
         trim.stop()
         server.drop()
@@ -126,7 +131,10 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
     only their open documents). ``pre_auth``: the bounds before ``initialize`` (``access``). A
     connection that ends, however it ends, releases its session."""
     own_engine = engine is None
-    engine, grammars = engine or engine_client_for(base), Grammars()  # one model for every connection
+    # One model for every connection; each connection's services refuse its excluded files (with
+    # its roots), and what reaches a remote backend is checked once more by file name.
+    outbound = Outbound(lambda uri: Exclusion.from_settings(base).excludes(uri))
+    engine, grammars = engine or engine_client_for(base, outbound), Grammars()
     roots = roots or AllowedRoots()
     pre_auth = pre_auth or PreAuth()
     connected = 0

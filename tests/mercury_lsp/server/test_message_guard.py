@@ -9,7 +9,7 @@ import asyncio
 import pytest
 import pytest_asyncio
 
-from mercury_lsp.rpc_client import RawClient, RpcError
+from benchmarks.common.jsonrpc import AsyncLspClient, RpcError
 from tests.support.server import serve_command
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -20,13 +20,13 @@ LONE = ("\ud800", "\udc00", "a\udfffb")  # json.dumps writes them as the escapes
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(tiny_model):
-    c = await RawClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     await c.initialize({})
     yield c
     assert await c.shutdown() == 0  # still alive, and a clean shutdown
 
 
-async def alive(c: RawClient) -> None:
+async def alive(c: AsyncLspClient) -> None:
     assert "state" in await c.request("mercury/stats")
 
 
@@ -41,7 +41,7 @@ def did_change(uri: str, version, start=None) -> dict:
 
 
 @pytest.mark.parametrize("lone", LONE)
-async def test_a_lone_surrogate_in_a_notification_does_not_end_the_server(server: RawClient, lone):
+async def test_a_lone_surrogate_in_a_notification_does_not_end_the_server(server: AsyncLspClient, lone):
     uri = f"file:///lone-{ord(lone[0]):x}.py"
     server.notify("textDocument/didOpen", did_open(uri, lone))  # the version
     server.notify("textDocument/didOpen", did_open(uri, 1))
@@ -60,7 +60,7 @@ async def test_a_lone_surrogate_in_a_notification_does_not_end_the_server(server
     {"textDocument": {"uri": "\ud800"}},
     {"textDocument": {"uri": "file:///a.py", "extra": ["\udc00"]}},
 ])
-async def test_a_lone_surrogate_in_a_request_is_invalid_params(server: RawClient, params):
+async def test_a_lone_surrogate_in_a_request_is_invalid_params(server: AsyncLspClient, params):
     for method in ("mercury/documentState", "textDocument/inlineCompletion", "mercury/nextEdit"):
         full = {**params, "position": {"line": 0, "character": 0}, "context": {"triggerKind": 1}}
         with pytest.raises(RpcError) as err:
@@ -69,7 +69,7 @@ async def test_a_lone_surrogate_in_a_request_is_invalid_params(server: RawClient
     await alive(server)
 
 
-async def test_a_burst_of_bad_notifications_is_logged_not_fatal(server: RawClient):
+async def test_a_burst_of_bad_notifications_is_logged_not_fatal(server: AsyncLspClient):
     for i in range(50):
         server.notify("textDocument/didChange", did_change(f"file:///burst-{i}.py", "\ud800"))
     await asyncio.wait_for(alive(server), 60)

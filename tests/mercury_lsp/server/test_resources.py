@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from mercury_lsp.rpc_client import RawClient
+from benchmarks.common.jsonrpc import AsyncLspClient
 from tests.support.server import PROBE_TEXT, serve_command
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/status")
@@ -28,7 +28,7 @@ def rss_mb(pid: int) -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
-async def cycle(c: RawClient, k: int) -> None:
+async def cycle(c: AsyncLspClient, k: int) -> None:
     uri = f"file:///big-{k}.py"
     text = (PROBE_TEXT * (DOC_CHARS // len(PROBE_TEXT) + 1))[: DOC_CHARS - k - 1] + "#" * (k + 1)
     c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
@@ -44,7 +44,7 @@ async def cycle(c: RawClient, k: int) -> None:
 
 @pytest.mark.asyncio
 async def test_closed_documents_give_their_memory_back(tiny_model):
-    c = await RawClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     try:
         # No prefetch: its completions after each didChange fill the engine's context cache
         # (bounded, ~2.5 MB a context); this test measures what the documents keep.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.lsp_fuzz import FuzzClient
+from benchmarks.common.jsonrpc import LspConnection
 from tests.support.server import TcpDaemon
 
 LOAD_TIMEOUT_S = 60
@@ -26,11 +26,11 @@ def workspace(d: Path) -> Path:
     return d
 
 
-def renamed(daemon: TcpDaemon, root: Path) -> tuple[FuzzClient, list[dict]]:
+def renamed(daemon: TcpDaemon, root: Path) -> tuple[LspConnection, list[dict]]:
     """A client of ``root`` renames ``area`` in shapes.py; every edit it was sent (the answer and
     the update of workspace files)."""
     c = daemon.connect()
-    reply = c.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(),
+    reply = c.request_message("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(),
                                      "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
                                      "capabilities": {}, "initializationOptions": {}})
     assert "result" in reply, reply
@@ -43,12 +43,10 @@ def renamed(daemon: TcpDaemon, root: Path) -> tuple[FuzzClient, list[dict]]:
         "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {
             "start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 8}}, "text": "surface"}]}})
     result = c.request("mercury/nextEdit", {"textDocument": {"uri": uri, "version": 2},
-                                            "position": {"line": 0, "character": 11}}, timeout=LOAD_TIMEOUT_S)["result"]
+                                            "position": {"line": 0, "character": 11}}, timeout=LOAD_TIMEOUT_S)
     edits = list(result["edits"])
     if result["updatePending"]:
-        update = c.wait_notification("mercury/nextEditUpdate", timeout=LOAD_TIMEOUT_S)
-        assert update is not None
-        edits += update["result"]["edits"]
+        edits += c.wait_notification("mercury/nextEditUpdate", timeout=LOAD_TIMEOUT_S)["result"]["edits"]
     return c, edits
 
 
