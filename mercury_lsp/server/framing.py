@@ -53,6 +53,9 @@ class FrameLimits:
     # A person typing at a terminal (stdin a TTY), not an editor: a pause ends a bad frame, so a
     # typed line is answered at once instead of when the input ends.
     interactive: bool = False
+    # False: a bad frame is answered at once, without reading on to the next frame (a connection
+    # that is closed after it: a TCP client not yet accepted, ``server.access.PreAuth``).
+    resync: bool = True
 
 
 class FrameReader:
@@ -178,6 +181,10 @@ class FrameReader:
         value (from ``body_from`` on, where a header block ended). Returns the frame's Reject,
         with its id when one can be read."""
         buf, cap = self._buf, self.limits.max_message_bytes
+        if not self.limits.resync:
+            held = bytes(buf[start:start + cap])
+            buf.clear()
+            return _reject_for(held, reason)
         raw = bytearray()
         del buf[:start]
         pos = max(0, scan_from - start)

@@ -48,7 +48,8 @@ async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
     limits = limits or FrameLimits()
     loop = asyncio.get_running_loop()
     pre = waiting.bounds if waiting is not None else None
-    frames = FrameReader(reader, replace(limits, max_message_bytes=pre.max_message_bytes) if pre else limits)
+    frames = FrameReader(reader, replace(limits, max_message_bytes=pre.max_message_bytes, resync=False)
+                         if pre else limits)
     deadline = loop.time() + pre.timeout_s if pre is not None else None
     while protocol.exit_code is None:
         if deadline is not None:

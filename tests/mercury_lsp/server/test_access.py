@@ -195,3 +195,36 @@ async def test_connections_before_initialize_are_bounded():
     finally:
         daemon.cancel()
         engine.close()
+
+
+def test_a_daemon_closes_what_never_initializes(tiny_model):
+    """The campaign's cases against a real daemon: an idle socket past the deadline, and a 60 MB
+    frame before the token (both were kept: 300 sockets past 45 s, 64 MiB buffered each)."""
+    import socket
+    import time
+
+    from mercury_lsp.server.access import PRE_AUTH_TIMEOUT_S
+
+    daemon = TcpDaemon()
+    try:
+        idle = socket.create_connection(("127.0.0.1", daemon.port), timeout=PRE_AUTH_TIMEOUT_S + 30)
+        big = socket.create_connection(("127.0.0.1", daemon.port), timeout=PRE_AUTH_TIMEOUT_S + 30)
+        t0 = time.monotonic()
+        try:
+            big.sendall(b"Content-Length: 60000000\r\n\r\n" + b"{" * (1 << 20))
+        except OSError:
+            pass  # closed while we wrote: what the fix does
+        try:  # one error, then the end (a reset: the server closed with our bytes unread)
+            while big.recv(1 << 16):
+                pass
+        except ConnectionResetError:
+            pass
+        assert time.monotonic() - t0 < PRE_AUTH_TIMEOUT_S  # refused for its size, not its time
+        assert idle.recv(1) == b""  # closed at the deadline
+        assert time.monotonic() - t0 < PRE_AUTH_TIMEOUT_S + 20
+        assert daemon.proc.poll() is None
+        c = connect(daemon, {})  # and a client still gets in
+        assert c.request("mercury/stats")["state"] == "ready"
+        c.close()
+    finally:
+        daemon.close()
