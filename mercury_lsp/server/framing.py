@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from dataclasses import dataclass
 
@@ -26,6 +27,8 @@ from mercury_lsp.server.jsonrpc import (
     is_complete_json,
     scan_id,
 )
+
+log = logging.getLogger("mercury_lsp")
 
 READ_CHUNK = 1 << 16
 # A sender that stops for this long with a bad frame's bytes forming one complete JSON value is
@@ -84,6 +87,14 @@ class FrameReader:
         return "data"
 
     async def next(self) -> dict | list | Reject | None:
+        try:
+            return await self._next()
+        except Exception as exc:  # a reader bug must not end the connection: drop what is held
+            log.error("frame could not be read: %s", type(exc).__name__)
+            self._buf.clear()
+            return Reject(PARSE_ERROR, "bad frame: could not be read")
+
+    async def _next(self) -> dict | list | Reject | None:
         buf = self._buf
         while True:
             skip = len(buf) - len(buf.lstrip(b"\r\n\t "))  # stray line breaks between frames

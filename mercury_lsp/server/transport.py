@@ -12,7 +12,6 @@ import os
 import sys
 import threading
 
-from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 
 from mercury_lsp.backend.connect import engine_client_for
@@ -20,10 +19,8 @@ from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
 from mercury_lsp.exclusion import Exclusion
-from mercury_lsp.server.access import admit
 from mercury_lsp.server.app import build_server
 from mercury_lsp.server.framing import FrameLimits, FrameReader
-from mercury_lsp.server.jsonrpc import Reject, check_message
 from mercury_lsp.server.lifetime import watch_client
 from mercury_lsp.server.protocol import MercuryProtocol
 from mercury_lsp.syntax import Grammars
@@ -45,26 +42,8 @@ async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
         data = await frames.next()
         if data is None:
             return 0 if protocol.shut_down else 1
-        reject = data if isinstance(data, Reject) else check_message(data)
-        if reject is None and not protocol.initialize_seen:
-            if (reject := admit(data, protocol.token)) is not None:
-                protocol.send_reject(reject)
-                return 1  # a wrong token ends the connection
-        if reject is not None:
-            protocol.send_reject(reject)
-            continue
-        try:
-            message = protocol.structure_message(data)
-        except JsonRpcException as exc:
-            protocol.bad_notification(data, exc)
-            continue
-        except Exception as exc:  # a converter failure must not end the stream
-            log.warning("message could not be read: %s", type(exc).__name__)
-            continue
-        try:
-            protocol.handle_message(message)
-        except Exception:
-            log.exception("failed to handle a message")
+        if not protocol.receive(data):
+            return 1  # a wrong token ends the connection
         # Let a request's handler start (it takes its document snapshot synchronously) before
         # the next message, e.g. a didChange already buffered, is applied.
         await asyncio.sleep(0)
