@@ -22,7 +22,7 @@ import urllib.request
 
 from benchmarks import RESULTS as RESULTS_DIR
 from benchmarks.common import llama_server
-from benchmarks.common.jsonrpc_client import LspProcess
+from benchmarks.common.jsonrpc import LspProcess
 from benchmarks.common.report import git_state, write_atomic
 
 RESULTS = RESULTS_DIR / "lsp_remote_backend.json"

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from benchmarks.common import llama_server
-from benchmarks.common.jsonrpc_client import LspProcess
+from benchmarks.common.jsonrpc import LspProcess
 from tests.support.server import serve_command
 
 pytestmark = [pytest.mark.slow,
