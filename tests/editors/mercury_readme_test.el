@@ -7,24 +7,13 @@
 
 (require 'cl-lib)
 (require 'json)
+(load (expand-file-name "mt.el" (file-name-directory load-file-name)) nil t)
 
 (load (getenv "MERCURY_SNIPPET") nil t)   ; the README's snippet, as written
 (setq mercury-server-command (json-parse-string (getenv "MERCURY_SERVER_CMD") :array-type 'list))
 (setq mercury-settings '(:syntaxGuard "off" :maxTokens 16))  ; the tests' tiny model: short, unguarded
 (setq eglot-send-changes-idle-time 0)
 (defvar mt-keys (json-parse-string (getenv "MERCURY_KEYS") :array-type 'list))
-
-(defun mt-wait (pred seconds)
-  (let ((deadline (+ (float-time) seconds)))
-    (while (and (not (funcall pred)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (funcall pred)))
-
-(defun mt-check (name ok &optional detail)
-  (if ok (princ (format "PASS %s\n" name))
-    (princ (format "FAIL %s %s\n--- *Messages*:\n%s\n" name (or detail "")
-                   (with-current-buffer "*Messages*" (buffer-string))))
-    (kill-emacs 1)))
 
 (defun mt-command (key)
   (intern (cadr (assoc key mt-keys))))
