@@ -129,3 +129,16 @@ def test_errors_sent_over_tcp_carry_no_traceback(tiny_model):
         c.close()
     finally:
         daemon.close()
+
+
+def test_a_lone_surrogate_token_is_refused_with_an_answer(tiny_model, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    daemon = TcpDaemon("--token-file", str(token_file))
+    try:
+        intruder = daemon.connect()
+        reply = intruder.request("initialize", {"capabilities": {}, "initializationOptions": {"token": "\ud800"}})
+        assert reply["error"]["code"] == -32600  # it got no answer at all (TimeoutError)
+        assert daemon.proc.poll() is None
+    finally:
+        daemon.close()

@@ -5,6 +5,7 @@ store itself (tests/mercury_lsp/test_documents.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
@@ -57,3 +58,50 @@ async def test_closed_documents_give_their_memory_back(tiny_model):
         assert grown < TOLERANCE_MB, f"RSS grew by {grown:.1f} MB over {CYCLES} closed 5 MB documents"
     finally:
         assert await c.shutdown() == 0
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.out: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.out.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.asyncio
+async def test_notifications_leave_nothing_behind():
+    """pygls keeps the future of every notification handled by a generator or a coroutine (the
+    document notifications, configuration) in its table of requests in flight: one per
+    keystroke, never removed (issue 27, finding 11: a part of the soak's growth)."""
+    from mercury_lsp.backend.local import local_client
+    from mercury_lsp.config import parse_settings
+    from mercury_lsp.server.app import build_server
+    from mercury_lsp.syntax import Grammars
+
+    base, _ = parse_settings({"prefetch": False})
+    engine = local_client()
+    server = build_server(base, engine, Grammars())
+    server.protocol.set_writer(_Sink())
+    try:
+        p = server.protocol
+        assert p.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        uri = "file:///typing.py"
+        p.receive({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": ""}}})
+        for v in range(2, 502):
+            p.receive({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": v}, "contentChanges": [{"range": {
+                    "start": {"line": 0, "character": v - 2}, "end": {"line": 0, "character": v - 2}}, "text": "x"}]}})
+            p.receive({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration",
+                       "params": {"settings": {"mercury": {"prefetch": False}}}})
+        p.receive({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
+        for _ in range(10):
+            await asyncio.sleep(0)  # the coroutine handlers finish
+        assert len(server.docs) == 0
+        assert len(p._request_futures) == 0, f"{len(p._request_futures)} futures kept"
+    finally:
+        server.drop()
+        engine.close()
