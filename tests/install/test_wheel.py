@@ -24,7 +24,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from benchmarks.common.jsonrpc_client import LspProcess
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import os
 
 import pytest
 import pytest_asyncio
-
 from mercury_lsp.rpc_client import RawClient
+
 from tests.support.fim_server import RecordingFimServer
 from tests.support.server import serve_command
 
