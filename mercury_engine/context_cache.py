@@ -65,7 +65,7 @@ class Entry:
     ids: list[int]  # the prefix's token ids, position 0 first
     kv: list[KV]  # per layer, keys/values of those positions: [1, K, len(ids), E]
     reuses: int  # full steps served from this context since it was last computed exactly
-    scope: str | None = None  # only requests of the same scope reuse it (engine.options.InfillOptions)
+    scope: str | None = None  # only requests of the same scope reuse it (mercury_engine.options.InfillOptions)
 
 
 @dataclass(frozen=True)
