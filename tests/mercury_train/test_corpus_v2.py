@@ -5,21 +5,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from mercury_train.corpus_v2 import TOKENIZER, archive_source, build_pinned, tokenize
 from mercury_train.decontam import ContaminationIndex
 from tests.support.archives import BODY, make_sdist, make_wheel, pin_to
-
-
-@pytest.fixture
-def index_dir(tmp_path) -> Path:
-    src = tmp_path / "index"
-    src.mkdir()
-    return src
 
 
 def test_build_pinned_reads_licences_and_records_provenance(tmp_path, index_dir):
@@ -31,9 +22,9 @@ def test_build_pinned_reads_licences_and_records_provenance(tmp_path, index_dir)
         "good/copy.py": "import re\n\n" + BODY.replace("value", "s") + "\n\n",  # the stdlib file again
         **{f"good/m{i}.py": f"class T{i}:\n" + BODY.replace("value", f"v{i}") for i in range(12)}})
     sdist = make_sdist(index_dir / "tarred-3.1.tar.gz", "tarred", "3.1",
-                   "Classifier: License :: OSI Approved :: MIT License", {"tarred/t.py": BODY.replace("value", "q")})
+                       "Classifier: License :: OSI Approved :: MIT License", {"tarred/t.py": BODY.replace("value", "q")})
     gpl = make_wheel(index_dir / "bad-0.1-py3-none-any.whl", "bad", "0.1", "License: GPL-3.0-or-later",
-                 {"bad/a.py": BODY.replace("value", "z")})
+                     {"bad/a.py": BODY.replace("value", "z")})
     pins = [pin_to("good==1.0", good), pin_to("tarred==3.1", sdist), pin_to("bad==0.1", gpl)]
     cache, out = tmp_path / "cache", tmp_path / "out"
     assert archive_source(pins[2], cache)[0] is None

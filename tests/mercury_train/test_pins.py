@@ -14,16 +14,9 @@ from mercury_train.pins import Pin, PinError, archive_metadata, fetch, load_lock
 from tests.support.archives import BODY, make_sdist, make_wheel, pin_to
 
 
-@pytest.fixture
-def index_dir(tmp_path) -> Path:
-    src = tmp_path / "index"
-    src.mkdir()
-    return src
-
-
 def test_fetch_downloads_once_and_refuses_a_changed_file(tmp_path, index_dir):
     whl = make_wheel(index_dir / "good-1.0-py3-none-any.whl", "good", "1.0", "License-Expression: MIT",
-                 {"good/a.py": BODY})
+                     {"good/a.py": BODY})
     pin = pin_to("good==1.0", whl)
     cache = tmp_path / "cache"
     assert fetch(pin, cache).read_bytes() == whl.read_bytes()
@@ -53,11 +46,11 @@ def test_the_shipped_lock_pins_every_file_by_hash():
 
 def test_sdist_and_wheel_members_and_metadata(index_dir):
     sd = make_sdist(index_dir / "s-2.0.tar.gz", "s", "2.0", "License: Apache-2.0",
-                {"src/s/core.py": BODY, "README.md": "hi"})
+                    {"src/s/core.py": BODY, "README.md": "hi"})
     assert python_members(sd) == {"src/s/core.py": BODY.encode()}
     assert archive_metadata(sd)["License"] == "Apache-2.0"
     whl = make_wheel(index_dir / "w-1.0-py3-none-any.whl", "w", "1.0", "License-Expression: MIT",
-                 {"w/a.py": BODY, "w-1.0.dist-info/x.py": "no"})
+                     {"w/a.py": BODY, "w-1.0.dist-info/x.py": "no"})
     assert set(python_members(whl)) == {"w/a.py"}
 
 
