@@ -1,5 +1,5 @@
-"""The offline corpus builder over installed distributions: licences from metadata,
-provenance, filters, and the contamination check in worker processes."""
+"""The offline corpus builder over installed distributions (mercury_train/installed.py):
+licences from metadata, provenance, filters, and the contamination check in worker processes."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import gzip
 import json
 from pathlib import Path
 
-import numpy as np
-
-from mercury_train.decontam import ContaminationIndex, ngram_hashes
+from mercury_train.decontam import ContaminationIndex
 from mercury_train.installed import build_offline, installed_sources, is_permissive
 
 SOLUTION = "    return sorted(set(numbers_list_with_duplicates_that_we_need))[::-1]\n"
@@ -55,16 +53,6 @@ def test_offline_build_reads_licences_and_filters(tmp_path):
     assert len(paths) == len(set(paths)) == 21 and held and train
     assert all(d["source"] == "goodpkg==1.2.3" and d["license"] == "MIT" for d in train + held)
     assert report.contamination_check.startswith("eval-dir:")
-
-
-def test_contamination_hashes_travel_without_the_text(tmp_path):
-    index = ContaminationIndex(ngram_hashes("def f ( a , b ) : return a + b * 2 - 1 # x y z"), "test")
-    index.save(tmp_path / "h.npy")
-    again = ContaminationIndex.load(tmp_path / "h.npy")
-    assert np.array_equal(index.hashes, again.hashes) and again.source == "hashes:h.npy"
-    assert again.contaminated("x = 1\ndef f(a, b): return a + b * 2 - 1 # x y z\n")
-    assert not again.contaminated("def g(a, b): return a - b\n" * 5)
-    assert not ContaminationIndex.load(None).active
 
 
 def test_permissive_rule():
