@@ -65,9 +65,12 @@ def outside_helpers(preds: list[Prediction], by_uri: dict[str, ParsedDoc]) -> li
     functions: dict[str, dict[str, list[tuple[int, int]]]] = {}
     out = []
     for p in preds:
-        names = {t for t in TOKEN.findall(p.new_text) if IDENT.match(t) and t not in KEYWORDS}
         doc = by_uri.get(p.uri)
-        if names and doc is not None and not _renamed_definition(doc, p.old_text.strip()):
+        # the names of the new text that the document defines with a keyword (a cheap test first:
+        # the tree is walked only for a document that defines one)
+        names = {t for t in TOKEN.findall(p.new_text) if IDENT.match(t) and t not in KEYWORDS
+                 and doc is not None and declares(t, doc.doc.text)}
+        if names and not _renamed_definition(doc, p.old_text.strip()):
             if p.uri not in functions:
                 functions[p.uri] = _functions(doc)
             if any(lo <= p.start < hi for n in names for lo, hi in functions[p.uri].get(n, ())):

@@ -8,12 +8,13 @@ from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.next_edit import (
     DocState,
     NextEditQuery,
-    apply_edits,
     predict,
 )
 from mercury_lsp.next_edit.service import doc_state
 from mercury_lsp.syntax import Grammars, grammar_for
 from tests.support import next_edit as ne
+from tests.support.next_edit import AREA as SRC
+from tests.support.next_edit import applied_all as applied
 from tests.support.next_edit import doc, renamed, run
 
 G = Grammars()
@@ -25,22 +26,8 @@ def ask(uri: str, text: str, history: tuple[str, ...], grammar: str, cursor: int
     return predict(NextEditQuery((d,), uri, cursor), None, G).predictions
 
 
-SRC = '''def area(width, height):
-    total = width * height
-    def inner(width):
-        return width
-    scale = lambda width: width * 2
-    print(f(width=width), obj.width, [width for width in range(3)], f"{width}")
-    return total + width
-
-width = 3
-x = area(1, 2)
-y = area(3, 4)
-'''
 
 
-def applied(text: str, preds) -> str:
-    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
 
 
 def test_an_imports_local_name_renamed_is_followed_after_another_edit():
