@@ -57,9 +57,10 @@ CALLEE = re.compile(r"([\w$]+)\s*$")  # the name just before an opening parenthe
 COMMON_NAME_USES = 8  # a name used this often in the document is no distinctive anchor ('err', 'self')
 # A generic pattern (``generic``) matching this many places or more keeps only the places whose
 # changed line reads like the example's (``likeness`` at least MIN_GENERIC_LIKENESS): on the dev and
-# tuning sets (dev, heldout..heldout4) this dropped 5 sites, all false positives, and no hit; the
-# nearest hits of such patterns read 0.80 like their example. Fewer places, or a pattern naming a
-# distinctive thing, are the count's to cap (``nextEdit.repeatMaxSites``).
+# tuning sets (dev, heldout..heldout4) this dropped 2 sites, both false positives (an ``except X,
+# e:`` one-liner, a Go condition ``name != "" &&`` put before an unlike ``if``), and no hit; the
+# nearest hits of generic patterns read 0.80 like their example. Fewer places, or a pattern
+# naming a distinctive thing, are the count's to cap (``nextEdit.repeatMaxSites``).
 MANY_SITES = 3
 MIN_GENERIC_LIKENESS = 0.75
 
@@ -123,16 +124,19 @@ def likeness(rule: TokenRule, home: DocState, site: Site) -> float:
 
 
 def generic(variant: TokenRule, home: DocState) -> bool:
-    """The variant's tokens (anchors and replaced run) name nothing distinctive: only keywords,
-    built-in types, punctuation and names the example's document uses at ``COMMON_NAME_USES``
-    places or more (``err``, ``self``, ``options``), no number."""
-    for t in variant.lead + variant.deleted + variant.trail:
-        if t in (WILD, EOL, BOL) or not (t[0].isalnum() or t[0] in "_$"):
+    """The variant's anchors name nothing distinctive — only keywords, built-in types, punctuation
+    and names the example's document uses at ``COMMON_NAME_USES`` places or more (``err``,
+    ``self``, ``options``), no number — and what it replaces names nothing but keywords (a
+    replaced name or type, ``(tuple, list)``, is what makes a pattern specific)."""
+    def word(t: str) -> bool:
+        return t not in (WILD, EOL, BOL) and (t[0].isalnum() or t[0] in "_$")
+
+    if any(word(t) and t not in KEYWORDS for t in variant.deleted):
+        return False
+    for t in variant.lead + variant.trail:
+        if not word(t) or t in KEYWORDS or t in BUILTIN_TYPES:
             continue
-        if t[0].isdigit():
-            return False
-        if t not in KEYWORDS and t not in BUILTIN_TYPES and len(
-                re.findall(rf"(?<![\w$]){re.escape(t)}(?![\w$])", home.text)) < COMMON_NAME_USES:
+        if t[0].isdigit() or len(re.findall(rf"(?<![\w$]){re.escape(t)}(?![\w$])", home.text)) < COMMON_NAME_USES:
             return False
     return True
 
