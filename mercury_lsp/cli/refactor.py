@@ -166,7 +166,7 @@ def finish(args: argparse.Namespace, report: Report) -> int:
     if not args.apply or not changed:
         return 0
     applying.sweep([c.source.path.parent for c in changed])
-    res = applying.apply_changes(changed, atomic_all=args.atomic_all)
+    res = applying.apply_changes(changed, atomic_all=args.atomic_all, root=_roots()[0])
     for path, why in res.skipped:
         _note(args, f"warning: {display_path(path)}: {why}; not replaced")
     _note(args, f"applied {len(res.applied)} file(s)" + (
@@ -269,7 +269,7 @@ def run_fill(args: argparse.Namespace) -> int:
         raise _usage(f"--max-tokens must be at least 1, got {args.max_tokens}")
     notes: list[str] = []
     try:
-        files, _ = list_files(args.paths)
+        files, _ = list_files(args.paths, notes)
         explicit = {p.resolve() for p in args.paths if p.is_file()}
         sources = []
         for f in files:
