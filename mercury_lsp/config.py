@@ -101,6 +101,39 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000
 
 
+class MemorySettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """The repository memory (mercury_lsp/memory, docs/memory.md): the workspace's code indexed in
+    the background, its continuations and retrieved context offered to completions."""
+    enabled: bool = True  # index the workspace folders and suggest from them
+    # Files indexed per workspace folder (past it the memory says so once and holds the first ones).
+    max_files: Annotated[int, Meta(ge=0, le=10_000_000)] = 50_000
+    max_megabytes: Annotated[int, Meta(ge=1, le=1_000_000)] = 1024  # text indexed per workspace folder
+    persist: bool = True  # keep the index in the cache folder, so a restart is warm
+    # Retrieved context in the model's window and every remote backend's prompt: the definitions
+    # of the names near the cursor and the chunks of other files most like the code around it, in
+    # at most this share of the window (0: none).
+    retrieval_share: Annotated[float, Meta(ge=0.0, le=0.75)] = 0.0
+    definitions: Annotated[int, Meta(ge=0, le=16)] = 4  # definitions retrieved at most
+    chunks: Annotated[int, Meta(ge=0, le=16)] = 2  # similar chunks retrieved at most
+
+
+class CompletionOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """How a suggestion is chosen among the memory's candidates and the model's draft
+    (mercury_lsp/completion/rank.py, docs/memory.md)."""
+    model_drafts: bool = True  # the model writes a draft when the memory has no likely candidate
+    # The model scores the memory's candidates in their two-sided context (one batched pass).
+    model_scores: bool = False
+    # The precision gate: a suggestion is shown only when the ranker's probability that it is
+    # exactly right reaches this (0: always show the best). Chosen on the benchmark's dev
+    # repositories for 70 % precision (benchmarks/completion/fit_ranker.py).
+    min_probability: UnitFloat = 0.21
+    # An identifier the model writes that exists nowhere in the document, the open documents or
+    # the repository (and is not being defined) is replaced by a known one it starts, or the
+    # suggestion is cut before it.
+    identifier_check: bool = True
+    candidates: Annotated[int, Meta(ge=1, le=16)] = 3  # best candidates tried against the syntax guard
+
+
 BackendApi = Literal["mercury", "openai-fim", "inception"]
 FimPromptFormat = Literal["starcoder", "codellama", "deepseek", "qwen", "codegemma", "codestral", "glm"]
 
@@ -153,6 +186,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     # probability (0.5: the model preferred that token over all others together).
     min_token_confidence: UnitFloat = 0.5
     next_edit: NextEditOptions = NextEditOptions()  # next-edit suggestions (mercury/nextEdit)
+    memory: MemorySettings = MemorySettings()  # the repository memory
+    completion: CompletionOptions = CompletionOptions()  # ranking, the precision gate, the identifier check
     cache_size: Annotated[int, Meta(ge=0, le=10_000)] = 128
     # Typeahead: while the user types the start of the shown suggestion, answer with its rest at
     # once (no model call), as Copilot and Tabby do; off, the cache answers only exact repeats.

@@ -1,6 +1,9 @@
 """The completion pipeline, run on the engine's worker thread for one request:
 
-    parse (incremental) -> context window -> infill -> shape -> trim a repeat -> syntax guard
+    parse (incremental) -> context window -> memory candidates -> [infill with retrieved context]
+        -> rank -> gate -> identifier check -> shape -> trim a repeat -> syntax guard
+
+(``choose`` has the ranking, gate and identifier check.)
 
 The syntax guard keeps a candidate only if it adds no parse errors to its lines; one that does
 is cut back to its last valid line. When not even its first line passes, the default guard
@@ -14,7 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mercury_lsp.completion.accept import confident_length
+from mercury_lsp.completion.choose import MemoryRequest, choose, memory_candidates, name_checker
 from mercury_lsp.completion.indent import fit_indent
+from mercury_lsp.completion.rank import Draft, rank
+from mercury_lsp.completion.retrieved import context_block
 from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance, shape, suffix_overlap
 from mercury_lsp.config import Settings
 from mercury_lsp.context import Budget, Window, build_window
@@ -41,11 +47,15 @@ class PipelineResult:
     guard_dropped: bool
     confident: int | None = None  # chars of ``text`` before its first low-confidence token
     guard_prefix: bool = False  # the guard's prefix fallback cut ``text`` inside its first line
+    source: str = ""  # "memory" | "model" | "both" (the draft is a memory continuation too) | ""
+    probability: float | None = None  # the ranker's, of the text shown (or of the best when none)
+    gated: bool = False  # the precision gate held back the best candidate
 
 
 def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, settings: Settings,
-                 grammars: Grammars, cancel: CancelToken | None) -> PipelineResult:
-    """Runs on the engine worker thread: parse, window, infill, shape, trim, guard."""
+                 grammars: Grammars, cancel: CancelToken | None, memory: MemoryRequest | None = None) -> PipelineResult:
+    """Runs on the engine worker thread: parse, window, memory candidates, (infill), rank, gate,
+    shape, trim, guard."""
     data = None
     tree = None
     seq = 0
@@ -53,25 +63,57 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
         data = snap.text.encode("utf-8")
         tree = grammars.parse(snap, data)
         seq = snap.syntax.seq
+    share = settings.memory.retrieval_share if memory is not None and settings.memory.enabled else 0.0
     window = build_window(snap, tree, cursor, settings,
-                          Budget(session.context_tokens, session.chars_per_token))
-    spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens,
-                      preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
-                      single_line=window.kind == "line", context_reuse=settings.context_cache,
-                      context_scope=snap.uri)  # a daemon shared by editors: each document reuses its own
-    outcome = session.infill(spec, cancel)
-    shaped = shape(outcome.text, window, settings.context.max_lines)
-    text = fit_indent(shaped, snap.text[snap.line_start(snap.line_of(cursor)):cursor])
-    confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(text))
-    dropped = cut = False
-    if text:
-        text, dropped, cut = finish(text, snap, tree, data, window, settings, grammars)
+                          Budget(int(session.context_tokens * (1 - share)), session.chars_per_token))
+    line_before = snap.text[snap.line_start(snap.line_of(cursor)):cursor]
+    cands = memory_candidates(memory, settings, snap.uri, snap.text, cursor, window.replace_end)
+    ranked = rank(cands, None, line_before)
+    outcome = None
+    confident = None
+    if settings.completion.model_drafts and (not ranked or ranked[0].probability < settings.completion.min_probability):
+        retrieved = _retrieved(memory, settings, snap, cursor, window, share,
+                               session.context_tokens * session.chars_per_token)
+        spec = InfillSpec(prefix=retrieved + window.prefix, suffix=window.suffix, max_tokens=window.max_tokens,
+                          preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
+                          single_line=window.kind == "line", context_reuse=settings.context_cache,
+                          context_scope=snap.uri)  # a daemon shared by editors: each document reuses its own
+        outcome = session.infill(spec, cancel)
+        shaped = shape(outcome.text, window, settings.context.max_lines)
+        draft = fit_indent(shaped, line_before)
+        confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(draft))
+        ranked = rank(cands, Draft(draft, outcome.mean_confidence), line_before)
+    checker = name_checker(memory, snap.text, line_before) if settings.completion.identifier_check else None
+    verdict: dict[str, bool] = {}
+
+    def finished(text: str, source: str) -> tuple[str, bool, bool]:
+        out, dropped, cut = finish(text, snap, tree, data, window, settings, grammars)
+        verdict.update(dropped=dropped, cut=cut)
+        return out, dropped, cut
+
+    choice = choose(ranked, settings, finished, checker)
+    text = choice.text
+    if choice.source != "model":
+        confident = None
     if text and snap.crlf:
         confident = None if confident is None else confident + text[:confident].count("\n")
         text = text.replace("\n", "\r\n")
     if confident is not None and (confident >= len(text) or not text[:confident].strip()):
         confident = None
-    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq, dropped, confident, cut)
+    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq,
+                          verdict.get("dropped", False) and not text, confident, verdict.get("cut", False) and bool(text),
+                          choice.source, choice.probability, choice.gated)
+
+
+def _retrieved(memory: MemoryRequest | None, settings: Settings, snap: DocumentSnapshot, cursor: int, window: Window,
+               share: float, window_chars: float) -> str:
+    """The retrieved-context block for the model's window (empty without the memory or a share)."""
+    if memory is None or share <= 0:
+        return ""
+    opts = settings.memory
+    chunks = memory.memory.retrieve(memory.context(snap.uri, snap.text, cursor, window.replace_end),
+                                    memory.open_docs, opts.chunks, opts.definitions)
+    return context_block(chunks, memory.grammar, int(window_chars * share), memory.memory.roots)
 
 
 def finish(text: str, snap: DocumentSnapshot, tree, data: bytes | None, window: Window,

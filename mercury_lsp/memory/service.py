@@ -26,16 +26,16 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from mercury_lsp.memory import retrieve
 from mercury_lsp.memory.candidates import Candidate, gather
 from mercury_lsp.memory.corpus import FileInfo
 from mercury_lsp.memory.indexer import BuildSummary, Indexer, Limits, Progress
 from mercury_lsp.memory.query import Context, build_query
-from mercury_lsp.memory.retrieve import Chunk
+from mercury_lsp.memory.retrieve import Chunk, definitions, similar
 from mercury_lsp.memory.scan import Loose
 from mercury_lsp.memory.shard import Shard
 from mercury_lsp.memory.sources import Exclude, inside, is_test_path
 from mercury_lsp.memory.store import RootMemory
+from mercury_lsp.memory.tokens import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,7 @@ class Memory:
         self._open: OrderedDict[tuple[str, int], Loose] = OrderedDict()
         self._lock = threading.Lock()
         self._started = False
+        self.generation = 0  # files changed so far (a completion cached before a change is not reused)
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
@@ -139,6 +140,7 @@ class Memory:
     def changed(self, path: str | Path, deleted: bool = False) -> None:
         """A file changed on disk (or was deleted): its old text is never read again."""
         p = Path(path)
+        self.generation += 1
         for store in self.stores:
             if inside(p, [store.root]):
                 store.changed(str(p), deleted)
@@ -222,7 +224,7 @@ class Memory:
         return gather(query, found, levels, wildcard)
 
     def retrieve(self, ctx: Context, open_docs: Sequence[OpenDoc] = (), chunks: int = 2,
-                 definitions: int = 4) -> list[Chunk]:
+                 defs: int = 4) -> list[Chunk]:
         """Definitions of the names near the cursor, then the chunks of other files most like
         the code around it (``retrieve``)."""
         query = build_query(ctx)
@@ -231,8 +233,25 @@ class Memory:
         corpora = self._corpora(ctx, query, open_docs)
         everywhere = [(c, live) for c, live, _, _ in corpora]
         others = [(c, live) for c, live, kind, _ in corpora if kind != "document"]
-        found = retrieve.definitions(query, everywhere, definitions) if definitions else []
-        return found + (retrieve.similar(query, others, chunks) if chunks else [])
+        found = definitions(query, everywhere, defs) if defs else []
+        return found + (similar(query, others, chunks) if chunks else [])
+
+    def knows(self, names: set[str], open_docs: Sequence[OpenDoc] = ()) -> set[str]:
+        """Which of ``names`` (single words) occur in a live file or an open document."""
+        out: set[str] = set()
+        ids = {}
+        for name in names:
+            t = tokenize(name.encode("utf-8"))
+            if len(t) == 1:
+                ids[name] = t.ids[:1]
+        corpora = [(self._loose_open(d), None) for d in open_docs]
+        for store in self.stores:
+            view = store.view()
+            corpora += list(view.shards) + [(x, None) for x in view.loose]
+        for name, q in ids.items():
+            if any(c.longest(q, live) for c, live in corpora):
+                out.add(name)
+        return out
 
     def stats(self) -> dict:
         files = sum(len(s.where) for s in self.stores)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mercury_lsp.server.handlers import completion, documents, lifecycle, settings, status, sync
+from mercury_lsp.server.handlers import completion, documents, files, lifecycle, settings, status, sync
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
 
-FAMILIES = (lifecycle, documents, settings, completion, status, sync)
+FAMILIES = (lifecycle, documents, files, settings, completion, status, sync)
 
 
 def register_all(server: MercuryServer) -> None:
