@@ -84,7 +84,7 @@ def collect(root: Path, cases: list[dict], model) -> list[dict]:
             ctx = Context(path.as_uri(), doc, cursor, EXTENSIONS.get(path.suffix.lower(), ""),
                           is_test_path(c["path"]))
             cands = mem.candidates(ctx)
-            draft, scores = model(doc, cursor, [x.text for x in cands]) if model else (None, None)
+            draft, scores = model(path, doc, cursor, [x.text for x in cands]) if model else (None, None)
             rows = candidate_rows(cands, draft, c["prefix_line_text"], scores)
             want = line.rstrip()
             out.append({"repo": repo, "language": c["language"], "test": c["test_file"],

@@ -13,6 +13,7 @@ probability with a threshold chosen on the same data.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -23,6 +24,8 @@ from mercury_lsp.memory.candidates import Features
 
 WEIGHTS_FILE = Path(__file__).with_name("ranker.json")
 OPENERS, CLOSERS = "([{", ")]}"
+NAME = re.compile(r"[A-Za-z_$][\w$]*")
+NEAR_CHARS = 4000  # the document around the cursor whose names count as "nearby" (a screen or two)
 
 
 class RankerWeights(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -57,6 +60,10 @@ class RankerWeights(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     model_agrees: float = 0.0  # the model's draft is this text
     model_confidence: float = 0.0  # the draft's mean token confidence (model candidates)
     model_score: float = 0.0  # the model's likelihood of the text in its two-sided context (0: not scored)
+    names: float = 0.0  # log(1 + names the text writes)
+    names_after: float = 0.0  # share of them in the document below the cursor's line (nearby)
+    names_before: float = 0.0  # share of them in the document above the cursor (nearby)
+    names_unseen: float = 0.0  # share of them nowhere in the document
 
 
 FEATURES = tuple(f for f in RankerWeights.__struct_fields__ if f != "bias")
@@ -84,14 +91,37 @@ def _brackets(line: str) -> tuple[int, int]:
     return depth, over
 
 
+@dataclass(frozen=True)
+class DocNames:
+    """The names of the document: near the cursor above it, below its line, and anywhere."""
+    before: frozenset[str]
+    after: frozenset[str]
+    anywhere: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str, cursor: int) -> DocNames:
+        line_end = text.find("\n", cursor)
+        line_end = len(text) if line_end < 0 else line_end
+        return cls(frozenset(NAME.findall(text, max(0, cursor - NEAR_CHARS), cursor)),
+                   frozenset(NAME.findall(text, line_end, line_end + NEAR_CHARS)), frozenset(NAME.findall(text)))
+
+
+NO_NAMES = DocNames(frozenset(), frozenset(), frozenset())
+
+
 def features(f: Features | None, text: str, line_before: str, line_tokens: int, rank: int, margin: float,
-             *, model_agrees: bool = False, model_confidence: float = 0.0, model_score: float = 0.0) -> dict[str, float]:
+             *, model_agrees: bool = False, model_confidence: float = 0.0, model_score: float = 0.0,
+             doc: DocNames = NO_NAMES) -> dict[str, float]:
     """The ranker's inputs for one candidate (``f``: the memory's features, None for a model draft)."""
     lg = math.log1p
     open_, over = _brackets(line_before + text)
+    names = set(NAME.findall(text))
+    n = max(1, len(names))
     base = {"text_chars": lg(len(text)), "balanced": float(open_ == 0 and over == 0), "overclosed": float(over > 0),
             "line_tokens": lg(line_tokens), "rank": lg(rank), "margin": margin,
-            "model_agrees": float(model_agrees), "model_confidence": model_confidence, "model_score": model_score}
+            "model_agrees": float(model_agrees), "model_confidence": model_confidence, "model_score": model_score,
+            "names": lg(len(names)), "names_after": len(names & doc.after) / n,
+            "names_before": len(names & doc.before) / n, "names_unseen": len(names - doc.anywhere) / n}
     if f is None:
         return {**{k: 0.0 for k in FEATURES}, **base, "from_model": 1.0}
     return {
@@ -128,7 +158,8 @@ class Draft:
 
 
 def candidate_rows(cands: list, draft: Draft | None, line_before: str,
-                   model_scores: dict[str, float] | None = None) -> list[tuple[str, dict[str, float], str]]:
+                   model_scores: dict[str, float] | None = None,
+                   doc: DocNames = NO_NAMES) -> list[tuple[str, dict[str, float], str]]:
     """(text, features, source) of every candidate: the memory's in their order, then the
     model's draft when it is not one of them (``source`` "both" when it is)."""
     from mercury_lsp.memory.tokens import tokenize
@@ -142,20 +173,20 @@ def candidate_rows(cands: list, draft: Draft | None, line_before: str,
         agrees = draft is not None and draft.text == c.text
         x = features(c.features, c.text, line_before, line_tokens, i, c.features.share_top - others,
                      model_agrees=agrees, model_confidence=draft.confidence if agrees else 0.0,
-                     model_score=scores.get(c.text, 0.0))
+                     model_score=scores.get(c.text, 0.0), doc=doc)
         out.append((c.text, x, "both" if agrees else "memory"))
     if draft is not None and draft.text.strip() and all(c.text != draft.text for c in cands):
         x = features(None, draft.text, line_before, line_tokens, len(cands), 0.0,
-                     model_confidence=draft.confidence, model_score=scores.get(draft.text, draft.score))
+                     model_confidence=draft.confidence, model_score=scores.get(draft.text, draft.score), doc=doc)
         out.append((draft.text, x, "model"))
     return out
 
 
 def rank(cands: list, draft: Draft | None, line_before: str, weights: RankerWeights | None = None,
-         model_scores: dict[str, float] | None = None) -> list[Scored]:
+         model_scores: dict[str, float] | None = None, doc: DocNames = NO_NAMES) -> list[Scored]:
     """Every candidate with its probability, most probable first."""
     w = weights or shipped_weights()
     out = [Scored(text, probability(w, x), x, source)
-           for text, x, source in candidate_rows(cands, draft, line_before, model_scores)]
+           for text, x, source in candidate_rows(cands, draft, line_before, model_scores, doc)]
     out.sort(key=lambda s: -s.probability)
     return out

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from mercury_lsp.memory.corpus import Corpus
 from mercury_lsp.memory.places import Place, read_places
 from mercury_lsp.memory.query import Query
@@ -54,41 +56,55 @@ def gather(query: Query, found: list[tuple[Corpus, Matches, str]], levels: list[
            wildcard: int | None = None) -> list[Candidate]:
     """Candidates from every corpus's matches (``kind``: "document", "open" or "disk");
     ``wildcard``: matches of the context before a new typed word (``places.read_places``)."""
-    groups: dict[tuple[str, bool], list[tuple[Place, str, Corpus]]] = defaultdict(list)
+    ctx = query.context
+    groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
+    rows: list[tuple[Place, str, bool, bool]] = []  # place, kind, same language, same kind of file
     for corpus, m, kind in found:
         for place in read_places(query, corpus, m, wildcard):
-            groups[(place.text, False)].append((place, kind, corpus))
+            info = corpus.files[place.file]
+            i = len(rows)
+            rows.append((place, kind, info.language == ctx.language, info.test == ctx.test))
+            groups[(place.text, False)].append(i)
             if place.substituted is not None:
-                groups[(place.substituted, True)].append((place, kind, corpus))
+                groups[(place.substituted, True)].append(i)
     if not groups:
         return []
-    ctx = query.context
-    plain = [g for (_, sub), g in groups.items() if not sub]
-    # places looked at per level (every text, the empty rest of line too)
-    looked = {lv: sum(1 for g in plain for o in g if o[0].length >= lv) for lv in levels}
-    distinct = {lv: sum(1 for g in plain if any(o[0].length >= lv for o in g)) for lv in levels}
-    totals = {lv: 0 for lv in levels}
+    lengths = [r[0].length for r in rows]
+    length = np.array(lengths, np.int64)
+    group_top = np.array([max(lengths[i] for i in idx) for (_, sub), idx in groups.items() if not sub], np.int64)
+    lv = np.array(levels, np.int64)
+    # places looked at per level (every text, the empty rest of line too), distinct texts there
+    looked = {int(v): int((length >= v).sum()) for v in lv}
+    distinct = {int(v): int((group_top >= v).sum()) for v in lv}
+    totals = dict.fromkeys(levels, 0)
     for _, m, _ in found:
         for r in m.levels:
             if r.length in totals:
                 totals[r.length] += r.count
-    best_len = max(o[0].length for g in plain for o in g)
+    best_len = int(group_top.max())
+
+    def order(item) -> tuple:
+        (text, _), idx = item
+        top = max(lengths[i] for i in idx)
+        return -top, -sum(lengths[i] >= top for i in idx), -len(idx), text
+
     out = []
-    for (text, sub), occ in groups.items():
+    for (text, sub), idx in sorted(groups.items(), key=order)[:2 * MAX_CANDIDATES]:
         text, trimmed = _trim(text, query.after_line)
         if not text.strip():
             continue
-        top = max(o[0].length for o in occ)
-        level = max((lv for lv in levels if lv <= top), default=top)
-        at_top = [o for o in occ if o[0].length >= level]
+        occ = [rows[i] for i in idx]
+        lens = [lengths[i] for i in idx]
+        top = max(lens)
+        level = max((v for v in levels if v <= top), default=top)
+        count_top = sum(x >= level for x in lens)
         f = Features(
             match_tokens=top, match_chars=int(query.q_chars[min(top, len(query.q_chars)) - 1]) if top else 0,
-            covers_line=top > query.line_tokens, count=len(occ), count_top=len(at_top),
-            total_top=totals.get(level, len(at_top)), share_top=len(at_top) / max(1, looked.get(level, 1)),
+            covers_line=top > query.line_tokens, count=len(occ), count_top=count_top,
+            total_top=totals.get(level, count_top), share_top=count_top / max(1, looked.get(level, 1)),
             distinct_top=distinct.get(level, 1), best_level=top == best_len,
             in_document=sum(o[1] == "document" for o in occ), in_open=sum(o[1] == "open" for o in occ),
-            same_language=sum(o[2].files[o[0].file].language == ctx.language for o in occ) / len(occ),
-            same_kind=sum(o[2].files[o[0].file].test == ctx.test for o in occ) / len(occ),
+            same_language=sum(o[2] for o in occ) / len(occ), same_kind=sum(o[3] for o in occ) / len(occ),
             extended=max(o[0].extended for o in occ), substituted=sub,
             next_agree=max(o[0].next_agree for o in occ), space_mismatch=all(o[0].space_mismatch for o in occ),
             trimmed=trimmed, wildcard=wildcard is not None)

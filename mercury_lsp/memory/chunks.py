@@ -21,28 +21,32 @@ MAX_DF_SHARE = 0.1  # a word in more than this share of chunks is no evidence (`
 CHUNK_ARRAYS = ("chunk_tok", "chunk_file", "chunk_words", "post_ids", "post_chunks")
 
 
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of ``a`` (a sort, no hashing)."""
+    a = np.sort(a)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
+
+
 def chunk_arrays(ids: np.ndarray, starts: np.ndarray, blob: np.ndarray, file_tok: np.ndarray) -> dict[str, np.ndarray]:
     """Chunks (first token, file, word count) and sorted word postings of a shard's tokens."""
     n = len(ids)
-    file_of = np.searchsorted(file_tok, np.arange(n), side="right") - 1  # -1: the leading SEP
+    real = ids != SEP
     is_nl = ids == NEWLINE
-    nl_cum = np.cumsum(is_nl) - is_nl  # newlines before each token
-    first = np.clip(file_tok[:-1], 0, n - 1)
-    base = nl_cum[first]
-    local = nl_cum - base[np.clip(file_of, 0, None)]
-    key = np.clip(file_of, 0, None).astype(np.int64) << 32 | (local // CHUNK_LINES)
-    real = (file_of >= 0) & (ids != SEP)
-    chunk_keys, chunk_of = np.unique(key[real], return_inverse=True)
-    chunk = np.full(n, -1, np.int64)
-    chunk[real] = chunk_of
-    idx = np.flatnonzero(real)
-    chunk_tok = np.full(len(chunk_keys), n, np.int64)
-    np.minimum.at(chunk_tok, chunk_of, idx)
-    words = real & word_mask(blob, starts)
-    pairs = np.unique(ids[words].astype(np.uint64) << np.uint64(32) | chunk[words].astype(np.uint64))
+    nl_cum = np.cumsum(is_nl)  # newlines up to and including each token
+    starts_of_files = np.zeros(n, dtype=bool)
+    starts_of_files[np.clip(file_tok[:-1], 0, n - 1)] = True
+    file_base = np.maximum.accumulate(np.where(starts_of_files, nl_cum - is_nl, 0))
+    local = nl_cum - is_nl - file_base  # newlines before the token, in its file
+    after_nl = np.concatenate(([False], is_nl[:-1]))
+    new = real & (starts_of_files | (after_nl & (local % CHUNK_LINES == 0)))
+    chunk = np.cumsum(new) - 1  # the chunk of every token (-1 before the first)
+    chunk_tok = np.flatnonzero(new)
+    chunk_file = (np.searchsorted(file_tok, chunk_tok, side="right") - 1).astype(np.int32)
+    words = real & (chunk >= 0) & word_mask(blob, starts)
+    pairs = _distinct(ids[words].astype(np.uint64) << np.uint64(32) | chunk[words].astype(np.uint64))
     low = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    chunk_words = np.bincount(low, minlength=len(chunk_keys))
-    return {"chunk_tok": chunk_tok, "chunk_file": (chunk_keys >> 32).astype(np.int32),
+    chunk_words = np.bincount(low, minlength=len(chunk_tok))
+    return {"chunk_tok": chunk_tok.astype(np.int64), "chunk_file": chunk_file,
             "chunk_words": chunk_words.astype(np.int32), "post_ids": (pairs >> np.uint64(32)).astype(np.uint32),
             "post_chunks": low.astype(np.uint32)}
 
@@ -50,15 +54,14 @@ def chunk_arrays(ids: np.ndarray, starts: np.ndarray, blob: np.ndarray, file_tok
 def bm25(post_ids: np.ndarray, post_chunks: np.ndarray, chunk_words: np.ndarray, words: np.ndarray) -> np.ndarray:
     """BM25 of every chunk against the distinct word ids ``words`` (each posting counts once)."""
     n_chunks = len(chunk_words)
-    scores = np.zeros(n_chunks, np.float64)
     if not n_chunks or not len(words):
-        return scores
+        return np.zeros(n_chunks, np.float64)
     lo = np.searchsorted(post_ids, words, side="left")
     hi = np.searchsorted(post_ids, words, side="right")
     df = hi - lo
     keep = (df > 0) & (df <= max(1, MAX_DF_SHARE * n_chunks))
     if not keep.any():
-        return scores
+        return np.zeros(n_chunks, np.float64)
     idf = np.log1p((n_chunks - df[keep] + 0.5) / (df[keep] + 0.5))
     spans = [np.arange(a, b) for a, b in zip(lo[keep], hi[keep], strict=True)]
     at = np.concatenate(spans)
@@ -66,5 +69,5 @@ def bm25(post_ids: np.ndarray, post_chunks: np.ndarray, chunk_words: np.ndarray,
     avg = max(1.0, float(chunk_words.mean()))
     norm = BM25_K1 * (1 - BM25_B + BM25_B * chunk_words / avg)
     tf = (BM25_K1 + 1) / (1 + norm)  # one occurrence per (word, chunk)
-    np.add.at(scores, post_chunks[at].astype(np.int64), weight)
+    scores = np.bincount(post_chunks[at].astype(np.int64), weights=weight, minlength=n_chunks)
     return scores * tf

@@ -22,7 +22,7 @@ import numpy as np
 from mercury_lsp.memory.corpus import Corpus, line_ends
 from mercury_lsp.memory.query import Query
 from mercury_lsp.memory.shard import Matches
-from mercury_lsp.memory.tokens import NEWLINE, SEP
+from mercury_lsp.memory.tokens import NEWLINE, SEP, word_mask
 
 WINDOW = 96  # tokens read after each match: the rest of its line and the start of the next
 MAX_CONTINUATION_CHARS = 400  # a longer rest of line is data, not code to suggest
@@ -73,65 +73,91 @@ def substitute(text: str, src: str, dst: str) -> str | None:
 def read_places(query: Query, corpus: Corpus, m: Matches, wildcard: int | None = None) -> list[Place]:
     """The places of ``m``; ``wildcard=j``: the matches are of the context before the typed word
     ``j`` tokens back from the cursor (a name found nowhere else): the place's own word stands for
-    it, and the ``j`` tokens typed after it must follow it there."""
+    it, and the ``j`` tokens typed after it must follow it there. Vectorized over the places but
+    for reading their texts."""
     if not len(m.ends):
         return []
-    ends = m.ends
+    q = query.q
+    ends = m.ends.astype(np.int64)
+    lengths = m.lengths.astype(np.int64)
     win = corpus.window(ends, WINDOW)
     le = line_ends(win)
+    ok = le < WINDOW  # a line longer than the window: not something to suggest whole
+    starts = corpus.starts
+    if wildcard is not None:  # step over the place's word standing for the typed one
+        j = wildcard
+        ok &= le > j
+        ok &= word_mask(corpus.blob, starts[ends].astype(np.int64))
+        if j:
+            ok &= (win[:, 1:1 + j] == q[:j][::-1][None, :]).all(axis=1)
+        skip = 1 + j
+        tail_len = np.full(len(ends), query.last_len, np.int64)
+        if not j:
+            tail_len = np.array([len(_word_at(corpus, int(e)) or b"") for e in ends], np.int64)
+        end_of_match = starts[np.minimum(ends + j, len(starts) - 1)].astype(np.int64) + tail_len
+    else:
+        skip = 0
+        end_of_match = starts[ends - 1].astype(np.int64) + query.last_len
+    e2 = ends + skip
+    le2 = np.maximum(le - skip, 0)
+    stop = starts[np.minimum(ends + le, len(starts) - 1)].astype(np.int64)
+    first = np.where(le2 > 0, starts[np.minimum(e2, len(starts) - 1)].astype(np.int64), end_of_match)
+    after_break = query.typed_tail != "" or (len(q) and q[0] == NEWLINE)
+    start = first if after_break else np.minimum(end_of_match, first)
+    ok &= (stop - start) <= MAX_CONTINUATION_CHARS
+    mismatch = bool(query.typed_tail and not query.typed_tail.strip()) & (first == end_of_match) & (le2 > 0)
+    agree = _next_agree(win, le, query.next_ids)
+    extended, subs = (lengths, None) if wildcard is not None else _one_word_apart(query, corpus, ends, lengths, ok)
     files = corpus.file_of(ends)
-    next_ids = query.next_ids
-    k = len(next_ids)
-    after_break = query.typed_tail != "" or (len(query.q) and query.q[0] == NEWLINE)
     out = []
-    for i in range(len(ends)):
-        e, line_end, length = int(ends[i]), int(le[i]), int(m.lengths[i])
-        if line_end >= WINDOW:
-            continue  # a line longer than the window: not something to suggest whole
-        if wildcard is not None:  # step over the place's word standing for the typed one
-            j = wildcard
-            word = _word_at(corpus, e) if line_end > j else None
-            if word is None or not (win[i, 1:1 + j] == query.q[:j][::-1]).all():
-                continue
-            end_of_match = int(corpus.starts[e + j]) + (query.last_len if j else len(word))
-            e, line_end = e + 1 + j, line_end - 1 - j
-        else:
-            end_of_match = int(corpus.starts[e - 1]) + query.last_len
-        first = int(corpus.starts[e]) if line_end > 0 else end_of_match
-        stop = int(corpus.starts[e + line_end])
-        start = first if after_break else min(end_of_match, first)
-        if stop - start > MAX_CONTINUATION_CHARS:
-            continue
-        text = corpus.text(start, stop).rstrip()
-        mismatch = bool(query.typed_tail and not query.typed_tail.strip() and first == end_of_match and line_end > 0)
-        agree = 0
-        if k and win[i, line_end] == NEWLINE:
-            nxt = win[i, line_end + 1:line_end + 1 + k]
-            same = nxt[:k] == next_ids[:len(nxt)]
-            agree = len(same) if same.all() else int(np.argmin(same))
-        extended, sub = (length, None) if wildcard is not None else _one_word_apart(query, corpus, e, length, text)
-        out.append(Place(text, length, extended, int(files[i]), agree, mismatch, sub))
+    for i in np.flatnonzero(ok):
+        text = corpus.text(int(start[i]), int(stop[i])).rstrip()
+        sub = subs(i, text) if subs is not None else None
+        out.append(Place(text, int(lengths[i]), int(extended[i]), int(files[i]), int(agree[i]),
+                         bool(mismatch[i]), sub))
     return out
 
 
-def _one_word_apart(query: Query, corpus: Corpus, e: int, length: int, text: str) -> tuple[int, str | None]:
-    """(tokens matched allowing one differing word, the text with that word replaced or None)."""
+def _next_agree(win: np.ndarray, le: np.ndarray, next_ids: np.ndarray) -> np.ndarray:
+    """Per place, the tokens of its next line that agree with the document's next tokens."""
+    k = len(next_ids)
+    rows = np.arange(len(win))
+    at_nl = win[rows, np.minimum(le, win.shape[1] - 1)] == NEWLINE
+    if not k:
+        return np.zeros(len(win), np.int64)
+    idx = le[:, None] + 1 + np.arange(k)[None, :]
+    inside = idx < win.shape[1]
+    got = win[rows[:, None], np.minimum(idx, win.shape[1] - 1)]
+    same = (got == next_ids[None, :]) & inside & at_nl[:, None]
+    return np.cumprod(same, axis=1).sum(axis=1)
+
+
+def _one_word_apart(query: Query, corpus: Corpus, ends: np.ndarray, lengths: np.ndarray, ok: np.ndarray):
+    """(tokens matched allowing one differing word per place, a function giving a place's text
+    with that word replaced, or None)."""
     q = query.q
-    if length + 1 >= len(q):
-        return length, None
-    src_i = e - 1 - length  # the source's token where the match stopped
-    if src_i < 0 or corpus.ids[src_i] in (SEP, NEWLINE):
-        return length, None
-    idx = src_i - 1 - np.arange(min(AGAIN_TOKENS, len(q) - length - 1))
-    idx = idx[idx >= 0]
-    again = corpus.ids[idx] == q[length + 1:length + 1 + len(idx)]
-    run = len(again) if again.all() else int(np.argmin(again))
-    if run < AGAIN_MIN:
-        return length, None
-    src = _word_at(corpus, src_i)
-    dst = _word_at(query.doc, query.cursor_end - 1 - length)
-    if src is None or dst is None:
-        return length, None
+    ids = corpus.ids
+    src_i = ends - 1 - lengths  # the source's token where the match stopped
+    valid = ok & (lengths + 1 < len(q)) & (src_i >= 0)
+    valid[valid] = ~np.isin(ids[src_i[valid]], (SEP, NEWLINE))
+    k = np.arange(AGAIN_TOKENS)[None, :]
+    idx = src_i[:, None] - 1 - k
+    qidx = lengths[:, None] + 1 + k
+    inside = (idx >= 0) & (qidx < len(q))
+    eq = (ids[np.clip(idx, 0, len(ids) - 1)] == q[np.clip(qidx, 0, len(q) - 1)]) & inside
+    run = np.cumprod(eq, axis=1).sum(axis=1)
+    valid &= run >= AGAIN_MIN
     # the match past the differing word may go on: ``run`` is a lower bound (AGAIN_TOKENS compared)
-    sub = substitute(text, src.decode("utf-8", "replace"), dst.decode("utf-8", "replace"))
-    return length + 1 + run, sub if sub != text else None
+    extended = np.where(valid, lengths + 1 + run, lengths)
+
+    def sub(i: int, text: str) -> str | None:
+        if not valid[i]:
+            return None
+        src = _word_at(corpus, int(src_i[i]))
+        dst = _word_at(query.doc, query.cursor_end - 1 - int(lengths[i]))
+        if src is None or dst is None:
+            return None
+        out = substitute(text, src.decode("utf-8", "replace"), dst.decode("utf-8", "replace"))
+        return out if out != text else None
+
+    return extended, sub

@@ -39,7 +39,7 @@ NOT_NAMES = frozenset({"if", "else", "elif", "for", "while", "return", "is", "in
                        "break", "continue", "pass", "do", "switch", "case", "match", "go", "defer", "package",
                        "use", "mod", "crate", "super", "where", "typeof", "instanceof", "void", "undefined"})
 NAME = re.compile(r"[A-Za-z_$][\w$]*")
-PER_KEYWORD = 8  # places of ``keyword name`` looked at per corpus (the first one in code wins)
+PER_NAME = 256  # places of a name looked at per corpus for its definition (a definition is rarely rarer)
 MAX_SIGNATURE_LINES = 4  # a signature split over more lines is cut here
 
 
@@ -134,14 +134,17 @@ def definitions(query: Query, corpora: list[tuple[Corpus, np.ndarray | None]], l
 
 
 def _definition(corpora: list[tuple[Corpus, np.ndarray | None]], name_id: int) -> tuple[Corpus, int] | None:
-    """The first place, in corpus order, where ``keyword name`` starts a line (after modifiers)."""
+    """The first place, in corpus order, where ``keyword name`` starts a line (after modifiers):
+    the places of the name (one search) whose previous token is a definition keyword."""
+    q = np.array([name_id], np.uint32)
     for corpus, live in corpora:
-        for kw in DEF_IDS:
-            m = corpus.matches(np.array([name_id, kw], np.uint32), [2], PER_KEYWORD, live)
-            for e in m.ends:
-                i = int(e) - 3  # the token before the keyword
-                while i > 0 and corpus.ids[i] in MODIFIER_IDS:
-                    i -= 1
-                if i <= 0 or corpus.ids[i] in (SEP, NEWLINE):
-                    return corpus, int(e)
+        m = corpus.matches(q, [1], PER_NAME, live)
+        ends = m.ends[m.ends >= 3]
+        hits = ends[(corpus.ids[ends - 2][:, None] == DEF_IDS[None, :]).any(axis=1)]  # a keyword before it
+        for e in hits:
+            i = int(e) - 3
+            while i > 0 and corpus.ids[i] in MODIFIER_IDS:
+                i -= 1
+            if i <= 0 or corpus.ids[i] in (SEP, NEWLINE):
+                return corpus, int(e)
     return None

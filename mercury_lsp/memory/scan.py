@@ -26,8 +26,19 @@ class Loose(Corpus):
         self.file_byte = np.array([0, len(data)], np.int64)
         self.files = [info]
         self.data = data
-        for key, value in chunk_arrays(self.ids, self.starts, self.blob, self.file_tok).items():
-            setattr(self, key, value)
+        self._chunks: dict[str, np.ndarray] | None = None
+
+    def _chunk(self, key: str) -> np.ndarray:
+        """Chunk arrays, made on first use (only retrieval reads them)."""
+        if self._chunks is None:
+            self._chunks = chunk_arrays(self.ids, self.starts, self.blob, self.file_tok)
+        return self._chunks[key]
+
+    chunk_tok = property(lambda self: self._chunk("chunk_tok"))
+    chunk_file = property(lambda self: self._chunk("chunk_file"))
+    chunk_words = property(lambda self: self._chunk("chunk_words"))
+    post_ids = property(lambda self: self._chunk("post_ids"))
+    post_chunks = property(lambda self: self._chunk("post_chunks"))
 
     @property
     def tokens(self) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,6 +29,9 @@ from mercury_lsp.memory.corpus import Corpus, FileInfo
 from mercury_lsp.memory.tokens import SEP, tokenize
 
 FORMAT = 2  # bumped when the arrays' meaning changes (an older shard is rebuilt)
+SMALL_RANGE = 64  # suffixes left when narrowing stops and their match lengths are read at once
+NARROWED_KEPT = 8  # queries whose narrowing a shard keeps (longest, then matches, share one)
+LIVE_CHECK = 4096  # suffixes of a range looked at for a live file (a large range has one)
 ARRAYS = ("ids", "sa", "starts", "blob", "file_tok", "file_byte", *CHUNK_ARRAYS)
 
 
@@ -35,6 +39,32 @@ ARRAYS = ("ids", "sa", "starts", "blob", "file_tok", "file_byte", *CHUNK_ARRAYS)
 class LevelRange:
     length: int  # tokens of context matched
     count: int  # places with that context in live files (estimated from a sample in large ranges)
+
+
+def _dense_ranks(ids: np.ndarray) -> np.ndarray:
+    """Each id's rank among the distinct ids (order kept): libdivsufsort sorts them twice as fast
+    as the ids themselves."""
+    order = np.argsort(ids)
+    s = ids[order]
+    ranks = np.empty(len(ids), np.int32)
+    ranks[order] = np.concatenate(([0], np.cumsum(s[1:] != s[:-1]))) if len(s) else s
+    return ranks
+
+
+def _member(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.isin`` for the small arrays of one query (its setup costs more than the work here)."""
+    if not len(a) or not len(b):
+        return np.zeros(len(a), dtype=bool)
+    return (a[:, None] == b[None, :]).any(axis=1)
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """The suffix-array ranges of a query's prefixes (``ranges[k]``: suffixes sharing k + 1
+    tokens) and, when the last range was small, its suffixes with their exact match lengths."""
+    ranges: list[tuple[int, int]]
+    tail: np.ndarray  # int64 positions in the reversed tokens
+    tail_lcps: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -62,6 +92,8 @@ class Shard(Corpus):
         self.files = files
         self.name = name
         self.rev = self.ids[::-1]
+        self._narrowed: dict[bytes, Narrowing] = {}
+        self._lock = threading.Lock()
 
     @property
     def tokens(self) -> int:
@@ -88,7 +120,7 @@ class Shard(Corpus):
         ids = np.concatenate(parts_ids)
         if byte >= 1 << 32:
             raise ValueError("a shard holds less than 4 GiB of text")
-        ranks = np.unique(ids[::-1], return_inverse=True)[1].astype(np.int32)
+        ranks = _dense_ranks(ids[::-1])
         arrays = {"ids": ids, "sa": divsufsort(ranks).astype(np.int32),
                   "starts": np.concatenate(parts_starts).astype(np.uint32),
                   "blob": np.frombuffer(b"".join(d for _, d in entries), dtype=np.uint8),
@@ -116,7 +148,8 @@ class Shard(Corpus):
         if meta.get("format") != FORMAT:
             raise ValueError("another shard format")
         files = [FileInfo(**f) for f in meta["files"]]
-        arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False) for k in ARRAYS}
+        # plain arrays over the maps: numpy's memmap subclass costs microseconds per scalar index
+        arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray) for k in ARRAYS}
         n = len(arrays["ids"])
         if (len(arrays["sa"]) != n or len(arrays["starts"]) != n or len(arrays["file_tok"]) != len(files) + 1
                 or len(arrays["file_byte"]) != len(files) + 1 or int(arrays["file_tok"][-1]) != n
@@ -125,45 +158,84 @@ class Shard(Corpus):
         return cls(arrays, files, folder.name)
 
     # ------------------------------------------------------------------ search
-    def _lcp(self, p: int, q: np.ndarray) -> int:
-        seg = self.rev[p:p + len(q)]
-        neq = np.flatnonzero(seg != q[:len(seg)])
-        return int(neq[0]) if len(neq) else len(seg)
+    def _token(self, i: int, k: int) -> int:
+        """The k-th token of the i-th suffix in suffix-array order (-1 past the end)."""
+        p = int(self.sa[i]) + k
+        return int(self.rev[p]) if p < len(self.rev) else -1
 
-    def _bound(self, q: np.ndarray, lo: int, hi: int, upper: bool) -> int:
-        """First index in ``[lo, hi)`` whose suffix is >= ``q`` on ``len(q)`` tokens (> with
-        ``upper``), by binary search."""
-        m = len(q)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            p = int(self.sa[mid])
-            seg = self.rev[p:p + m]
-            neq = np.flatnonzero(seg != q[:len(seg)])
-            if len(neq):
-                below = seg[neq[0]] < q[neq[0]]
-            else:
-                below = len(seg) < m or upper  # a suffix that ends sorts first; equal: upper goes past
-            if below:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
+    def _narrow(self, q: np.ndarray) -> Narrowing:
+        """The suffix-array range of every prefix of ``q``, narrowed one token at a time by binary
+        search while the range is large; once it is small (``SMALL_RANGE``), the exact common
+        prefix of each suffix left, computed at once. Cached for the last few queries (a request
+        asks ``longest`` then ``matches`` with the same query)."""
+        key = q.tobytes()
+        with self._lock:
+            hit = self._narrowed.get(key)
+        if hit is not None:
+            return hit
+        lo, hi = 0, len(self.sa)
+        ranges: list[tuple[int, int]] = []
+        small = False
+        for k in range(len(q)):
+            if hi - lo <= SMALL_RANGE:
+                small = True
+                break
+            t = int(q[k])
+            a, b = lo, hi
+            while a < b:  # first suffix whose k-th token is >= t
+                mid = (a + b) // 2
+                if self._token(mid, k) < t:
+                    a = mid + 1
+                else:
+                    b = mid
+            first = a
+            b = hi
+            while a < b:  # first suffix whose k-th token is > t
+                mid = (a + b) // 2
+                if self._token(mid, k) <= t:
+                    a = mid + 1
+                else:
+                    b = mid
+            if first == a:
+                break
+            lo, hi = first, a
+            ranges.append((lo, hi))
+        depth = len(ranges)
+        small = small or (depth == len(q) and hi - lo <= SMALL_RANGE)
+        tail = self.sa[lo:hi].astype(np.int64) if small else np.zeros(0, np.int64)
+        lcps = self._lcps(tail, q, depth) if len(tail) else np.zeros(0, np.int64)
+        keep = lcps > 0
+        out = Narrowing(ranges, tail[keep], lcps[keep])
+        with self._lock:
+            self._narrowed[key] = out
+            while len(self._narrowed) > NARROWED_KEPT:
+                self._narrowed.pop(next(iter(self._narrowed)))
+        return out
+
+    def _live(self, p: np.ndarray, live: np.ndarray | None) -> np.ndarray:
+        """Which suffixes ``p`` lie in live files."""
+        if live is None:
+            return np.ones(len(p), dtype=bool)
+        return live[self.file_of(len(self.sa) - p)]
 
     def longest(self, q: np.ndarray, live: np.ndarray | None = None, skip_end: int | None = None) -> int:
         """Tokens of ``q`` (the reversed query) that the longest matching suffix in a live file
-        shares (``live``: per file, None: all). The common prefix only shrinks away from the
-        insertion point, so the first live suffix on each side holds the longest."""
-        n = len(self.sa)
-        i = self._bound(q, 0, n, upper=False)
-        best = 0
-        for j, step in ((i - 1, -1), (i, 1)):
-            while 0 <= j < n:
-                p = int(self.sa[j])
-                if live is None or live[self.file_of(np.array([n - p]))[0]]:
-                    best = max(best, self._lcp(p, q))
-                    break
-                j += step
-        return best
+        shares (``live``: per file, None: all)."""
+        nar = self._narrow(q)
+        ok = self._live(nar.tail, live)
+        if ok.any():
+            return int(nar.tail_lcps[ok].max())
+        for depth in range(len(nar.ranges), 0, -1):
+            lo, hi = nar.ranges[depth - 1]
+            probe = self.sa[lo:hi] if hi - lo <= LIVE_CHECK else self.sa[np.linspace(lo, hi - 1, LIVE_CHECK).astype(np.int64)]
+            if self._live(probe.astype(np.int64), live).any():
+                return depth
+        return 0
+
+    def _range(self, nar: Narrowing, length: int) -> tuple[int, int]:
+        if length <= len(nar.ranges):
+            return nar.ranges[length - 1]
+        return (0, 0)
 
     def matches(self, q: np.ndarray, levels: list[int], per_level: int, live: np.ndarray | None = None,
                 skip_end: int | None = None) -> Matches:
@@ -171,38 +243,44 @@ class Shard(Corpus):
         first): up to ``per_level`` new ones per level, spread evenly over the level's range,
         each with its exact match length. Places in files that are not ``live`` are left out,
         and a level's count is its range's size times the live share of what was looked at."""
+        nar = self._narrow(q)
         n = len(self.sa)
         ends: list[np.ndarray] = []
         lengths: list[np.ndarray] = []
         ranges: list[LevelRange] = []
-        lo_prev = hi_prev = None
-        prev_len = len(q)
+        seen_lo = seen_hi = None
+        taken = np.zeros(0, np.int64)
         for length in levels:
-            key = q[:length]
-            if lo_prev is None:
-                lo = self._bound(key, 0, n, upper=False)
-                hi = self._bound(key, lo, n, upper=True)
+            if length > len(nar.ranges):  # deeper than the narrowing went: the small tail's
+                pick = nar.tail[(nar.tail_lcps >= length) & ~_member(nar.tail, taken)]
+                pick = pick[self._live(pick, live)]
+                taken = np.concatenate((taken, pick))
+                ends.append(n - pick)
+                lengths.append(self._lcps(pick, q, length))
+                ranges.append(LevelRange(length, (ranges[-1].count if ranges else 0) + len(pick)))
+                continue
+            lo, hi = self._range(nar, length)
+            if seen_lo is None:
                 fresh = np.arange(lo, hi)
             else:
-                lo = self._bound(key, 0, lo_prev, upper=False)
-                hi = self._bound(key, hi_prev, n, upper=True)
-                fresh = np.concatenate((np.arange(lo, lo_prev), np.arange(hi_prev, hi)))
+                fresh = np.concatenate((np.arange(lo, seen_lo), np.arange(seen_hi, hi)))
             total = len(fresh)
-            if len(fresh) > per_level:
-                fresh = fresh[np.linspace(0, len(fresh) - 1, per_level).astype(np.int64)]
-            looked = len(fresh)
-            if len(fresh):
-                p = self.sa[fresh].astype(np.int64)
-                if live is not None:
-                    p = p[live[self.file_of(n - p)]]
+            if total > per_level:
+                fresh = fresh[np.linspace(0, total - 1, per_level).astype(np.int64)]
+            fresh_p = self.sa[fresh].astype(np.int64) if len(fresh) else np.zeros(0, np.int64)
+            if len(taken):  # the tail's places taken at a deeper level
+                fresh_p = fresh_p[~_member(fresh_p, taken)]
+                total -= len(taken)
+            looked = len(fresh_p)
+            ok = self._live(fresh_p, live)
+            p = fresh_p[ok]
+            if looked:
                 ends.append(n - p)
-                lengths.append(self._lcps(p, q[:prev_len], length))
-                dead_share = 1 - len(p) / looked
-                counted = (0 if not ranges else ranges[-1].count) + round(total * (1 - dead_share))
-            else:
-                counted = 0 if not ranges else ranges[-1].count
+                lengths.append(self._lcps(p, q, length))
+            counted = (ranges[-1].count if ranges else 0) + (round(total * len(p) / looked) if looked else 0)
             ranges.append(LevelRange(length, counted))
-            lo_prev, hi_prev, prev_len = lo, hi, length
+            seen_lo, seen_hi = lo, hi
+            taken = np.zeros(0, np.int64)
         if not ends:
             return Matches(NO_MATCHES.ends, NO_MATCHES.lengths, ranges)
         return Matches(np.concatenate(ends), np.concatenate(lengths), ranges)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mercury_lsp.heap import release_free_memory
 from mercury_lsp.memory.corpus import FileInfo
 from mercury_lsp.memory.scan import Loose
 from mercury_lsp.memory.shard import Shard
@@ -240,6 +241,7 @@ class RootMemory:
             self.shards[shard.name] = shard
             self.live[shard.name] = live
             self._changed_view()
+        release_free_memory()  # the build's arrays are gone: their pages go back to the system
         return shard
 
     def add_loose(self, info: FileInfo, data: bytes, mtime: int, size: int) -> None:

@@ -18,6 +18,7 @@ ranker then scores.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -133,6 +134,7 @@ def is_word_byte(b: int) -> bool:
     return bool(_CLASS[b] == _WORD)
 
 
+@lru_cache(maxsize=4096)
 def token_id(token: str) -> int:
     """The id of one token's text (what ``tokenize`` gives it)."""
     t = tokenize(token.encode("utf-8"))

@@ -59,7 +59,7 @@ def test_saved_shards_open_memory_mapped_and_damage_is_refused(shard, tmp_path):
     opened = Shard.open(shard.save(tmp_path))
     q = reversed_query(b"return y")
     assert opened.longest(q) == shard.longest(q) == 2
-    assert isinstance(opened.sa, np.memmap)
+    assert isinstance(opened.sa.base, np.memmap)  # a view of the mapped file, not a copy
     (tmp_path / shard.name / "sa.npy").write_bytes(b"not an array")
     with pytest.raises((ValueError, OSError)):
         Shard.open(tmp_path / shard.name)
