@@ -31,6 +31,7 @@ LogLevel = Literal["error", "warning", "info", "debug"]
 # valid prefix of its first line (at a word boundary); "drop": whole lines only, else dropped.
 SyntaxGuard = Literal["prefix", "drop", "off"]
 CompletionFallback = Literal["auto", "always", "never"]
+ModelDrafts = Literal["always", "fallback", "never"]
 
 PositiveTokens = Annotated[int, Meta(ge=1, le=4096)]
 
@@ -120,7 +121,9 @@ class MemorySettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, 
 class CompletionOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
     """How a suggestion is chosen among the memory's candidates and the model's draft
     (mercury_lsp/completion/rank.py, docs/memory.md)."""
-    model_drafts: bool = True  # the model writes a draft when the memory has no likely candidate
+    # When the model writes a draft: "fallback" only when no memory candidate passes the gate (a
+    # likely memory line is answered without a model call), "always" for every request, "never".
+    model_drafts: ModelDrafts = "fallback"
     # The model scores the memory's candidates in their two-sided context (one batched pass).
     model_scores: bool = False
     # The precision gate: a suggestion is shown only when the ranker's probability that it is

@@ -2,9 +2,9 @@
 ranked together (``rank``), the precision gate, the identifier check, then the suffix trim and
 syntax guard every suggestion passes (``pipeline.finish``).
 
-* The memory is asked first (a few milliseconds). The model drafts only when the memory has no
-  candidate the gate would show (``completion.modelDrafts``): a likely memory continuation is
-  answered without a model call.
+* The memory is asked first (a few milliseconds). By default the model drafts only when the
+  memory has no candidate the gate would show (``completion.modelDrafts``: "fallback"): a likely
+  memory continuation is answered without a model call.
 * Candidates are tried best first (at most ``completion.candidates``) while their probability
   reaches ``completion.minProbability``. A memory continuation is a whole line of the user's
   code: it is shown whole or not at all (a guard that would cut it moves on to the next one); the

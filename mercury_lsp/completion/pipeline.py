@@ -71,7 +71,9 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
     ranked = rank(cands, None, line_before)
     outcome = None
     confident = None
-    if settings.completion.model_drafts and (not ranked or ranked[0].probability < settings.completion.min_probability):
+    drafts = settings.completion.model_drafts
+    if drafts == "always" or (drafts == "fallback" and (not ranked or ranked[0].probability
+                                                         < settings.completion.min_probability)):
         retrieved = _retrieved(memory, settings, snap, cursor, window, share,
                                session.context_tokens * session.chars_per_token)
         spec = InfillSpec(prefix=retrieved + window.prefix, suffix=window.suffix, max_tokens=window.max_tokens,
