@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mercury_lsp.completion.rank import FEATURES, WEIGHTS_FILE, RankerWeights, candidate_rows
+from mercury_lsp.completion.rank import FEATURES, WEIGHTS_FILE, DocNames, RankerWeights, candidate_rows
 from mercury_lsp.memory import Context, Memory, MemoryOptions
 from mercury_lsp.memory.sources import is_test_path
 from mercury_lsp.syntax import EXTENSIONS
@@ -85,7 +85,7 @@ def collect(root: Path, cases: list[dict], model) -> list[dict]:
                           is_test_path(c["path"]))
             cands = mem.candidates(ctx)
             draft, scores = model(path, doc, cursor, [x.text for x in cands]) if model else (None, None)
-            rows = candidate_rows(cands, draft, c["prefix_line_text"], scores)
+            rows = candidate_rows(cands, draft, c["prefix_line_text"], scores, DocNames.of(doc, cursor))
             want = line.rstrip()
             out.append({"repo": repo, "language": c["language"], "test": c["test_file"],
                         "rows": [(x, (c["prefix_line_text"] + text).rstrip() == want, source)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mercury_lsp.completion.identifiers import check, vocabulary
-from mercury_lsp.completion.rank import Scored
+from mercury_lsp.completion.rank import DocNames, Scored, rank
 from mercury_lsp.config import Settings
 from mercury_lsp.memory import Candidate, Context, Memory, OpenDoc
 
@@ -82,3 +82,12 @@ def memory_candidates(req: MemoryRequest | None, settings: Settings, uri: str, t
     if req is None or not settings.memory.enabled:
         return []
     return req.memory.candidates(req.context(uri, text, cursor, replace_end), req.open_docs)
+
+
+def memory_lines(req: MemoryRequest, uri: str, text: str, cursor: int) -> list[Scored]:
+    """The repository memory's continuations of the line at ``cursor``, ranked with their
+    probabilities (no model call): the small, stable call for other features (next edit's
+    half-typed line, the CLI) — gate them with ``Settings().completion.min_probability``."""
+    line_before = text[text.rfind("\n", 0, cursor) + 1:cursor]
+    cands = req.memory.candidates(req.context(uri, text, cursor, cursor), req.open_docs)
+    return rank(cands, None, line_before, doc=DocNames.of(text, cursor))

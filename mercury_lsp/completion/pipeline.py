@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mercury_lsp.completion.accept import confident_length
 from mercury_lsp.completion.choose import MemoryRequest, choose, memory_candidates, name_checker
 from mercury_lsp.completion.indent import fit_indent
-from mercury_lsp.completion.rank import Draft, rank
+from mercury_lsp.completion.rank import DocNames, Draft, rank
 from mercury_lsp.completion.retrieved import context_block
 from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance, shape, suffix_overlap
 from mercury_lsp.config import Settings
@@ -68,7 +68,8 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
                           Budget(int(session.context_tokens * (1 - share)), session.chars_per_token))
     line_before = snap.text[snap.line_start(snap.line_of(cursor)):cursor]
     cands = memory_candidates(memory, settings, snap.uri, snap.text, cursor, window.replace_end)
-    ranked = rank(cands, None, line_before)
+    names = DocNames.of(snap.text, cursor)
+    ranked = rank(cands, None, line_before, doc=names)
     outcome = None
     confident = None
     drafts = settings.completion.model_drafts
@@ -84,7 +85,7 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
         shaped = shape(outcome.text, window, settings.context.max_lines)
         draft = fit_indent(shaped, line_before)
         confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(draft))
-        ranked = rank(cands, Draft(draft, outcome.mean_confidence), line_before)
+        ranked = rank(cands, Draft(draft, outcome.mean_confidence), line_before, doc=names)
     checker = name_checker(memory, snap.text, line_before) if settings.completion.identifier_check else None
     verdict: dict[str, bool] = {}
 

@@ -77,7 +77,7 @@ def inside(path: Path, roots: list[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
-def _git_root(start: Path) -> Path | None:
+def git_root(start: Path) -> Path | None:
     try:
         out = subprocess.run(["git", "-C", str(start), "rev-parse", "--show-toplevel"], capture_output=True,
                              text=True, timeout=GIT_TIMEOUT_S)
@@ -140,8 +140,8 @@ def list_sources(roots: list[Path], exclude: Exclude | None, max_files: int,
     out: list[Path] = []
     seen: set[Path] = set()
     for top in roots:
-        git_root = _git_root(top)
-        paths = _git_paths(git_root, top) if git_root is not None else None
+        repo = git_root(top)
+        paths = _git_paths(repo, top) if repo is not None else None
         for p in paths if paths is not None else _walk_paths(top):
             try:
                 parts = p.relative_to(top).parts
