@@ -166,7 +166,7 @@ class Engine:
         opts = InfillOptions() if options is None else options
         if not isinstance(opts, InfillOptions):
             raise InvalidRequestError(f"options must be an engine.InfillOptions, got {type(opts).__name__}")
-        opts.validate()
+        opts = opts.resolve()  # the one validation of a request's options (mercury_engine/options.py)
         for r in requests:
             if not isinstance(r.prefix, str) or not isinstance(r.suffix, str):
                 raise InvalidRequestError("prefix and suffix must be strings")

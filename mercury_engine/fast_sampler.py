@@ -85,8 +85,7 @@ class FastDecoder:
     # ------------------------------------------------------------------ requests
     def start(self, canvas: Canvas, opts: InfillOptions, cancel: CancelToken | None = None,
               callback: Callable[[StepEvent], None] | None = None) -> DecodeState:
-        opts.validate()
-        sched = opts.schedule()
+        sched = opts.schedule()  # ``opts`` come resolved (validated) from the engine's entry
         max_span = canvas.span_len
         prior = _length.prior_applies(opts)
         span = max_span if prior or sched.initial_span == WHOLE_SPAN else min(max_span, sched.initial_span + (

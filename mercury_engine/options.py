@@ -2,8 +2,11 @@
 
 ``InfillOptions()`` is the product path: the fast sampler with the balanced preset. The
 reference sampler (uncached, one token per step unless ``steps``) runs only when asked for.
-Fields left ``None`` take the preset's value; ``resolve()`` returns the options with every
-schedule field filled in, validated.
+Fields left ``None`` take the preset's value. The options are one shape from the caller to the
+samplers: the daemon builds them from its settings (``mercury_lsp.config.Settings.infill_options``)
+and sends them across its backend seam as they are; the engine validates them once, at its
+entry (``Engine.infill_batch`` calls ``resolve()``: validated, every schedule field filled in),
+and the scheduler and samplers below take them as resolved, never validating again.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ CACHE_MODES: tuple[str, ...] = get_args(Cache)
 LENGTH_POLICIES: tuple[str, ...] = get_args(Length)
 DEFAULT_SAMPLER: Sampler = "fast"
 DEFAULT_PRESET: Preset = "balanced"
-EXACT_BLOCK = 10**6
-PRIVATE_SCOPE = ""  # InfillOptions.context_scope: no context shared with any other request  # a block longer than any span: the exact path has one block
+EXACT_BLOCK = 10**6  # a block longer than any span: the exact path has one block
+PRIVATE_SCOPE = ""  # InfillOptions.context_scope: no context shared with any other request
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,14 @@ class InfillOptions:
                                   or not all(_is_int(n) and n > 0 for n in cands)):
             raise InvalidRequestError(f"length_candidates must be a non-empty tuple of positive integers, "
                                       f"got {cands!r}")
+
+    def resolve(self) -> InfillOptions:
+        """These options validated (``InvalidRequestError`` otherwise), with every schedule field
+        filled in from the preset; ``steps`` keeps the fixed-count schedule (no threshold)."""
+        self.validate()
+        s = self.schedule()
+        return replace(self, block_size=s.block_size, threshold=s.threshold, min_per_step=s.min_per_step,
+                       initial_span=s.initial_span, refresh_every=s.refresh_every)
 
     def schedule(self) -> Schedule:
         """The fast sampler's schedule: the preset's, with this object's overrides; ``steps``

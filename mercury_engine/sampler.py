@@ -25,8 +25,7 @@ from mercury_engine.types import CancelToken, InfillResult, StepEvent
 def reference_infill(model: Transformer, tok: Tokenizer, canvas: Canvas, opts: InfillOptions | None = None,
                      cancel: CancelToken | None = None,
                      callback: Callable[[StepEvent], None] | None = None) -> InfillResult:
-    opts = opts or InfillOptions(sampler="reference")
-    opts.validate()
+    opts = opts or InfillOptions(sampler="reference")  # validated at the engine's entry
     t0 = time.perf_counter()
     state = SpanState.new(canvas.layout(tok.mask_id), next(model.parameters()).device)
     run = decode_uncached(model, tok, state, steps=opts.steps, temperature=opts.temperature,

@@ -49,7 +49,6 @@ class Scheduler:
                callback: Callable[[StepEvent], None] | None = None) -> Future:
         if self._closed:
             raise EngineError("the engine's scheduler is closed")
-        opts.validate()
         fut: Future = Future()
         self._ensure_thread()
         self._queue.put(_Job(canvas, opts, cancel, callback, fut))

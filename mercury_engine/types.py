@@ -26,6 +26,14 @@ class CancelToken:
     def cancelled(self) -> bool:
         return self._event.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled or past the deadline (or ``timeout`` seconds); True if cancelled."""
+        if self.deadline is not None:
+            left = max(0.0, self.deadline - time.monotonic())
+            timeout = left if timeout is None else min(timeout, left)
+        self._event.wait(timeout)
+        return self.cancelled
+
     def check(self) -> None:
         if self._event.is_set():
             raise CancelledError("request cancelled")

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
 
-from mercury_engine.options import Preset
+from mercury_engine.options import InfillOptions, Preset
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,16 @@ class ContextOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, 
 
 
 UnitFloat = Annotated[float, Meta(ge=0.0, le=1.0)]
+
+
+# The codes of the next-edit rules (``mercury_lsp.next_edit.rules.REGISTRY``; its tests check that
+# the two agree; docs/next-edit.md describes each): the values ``nextEdit.disabledRules`` takes.
+NextEditRule = Literal["NE101", "NE102", "NE103", "NE104", "NE105", "NE106",
+                       "NE201", "NE202", "NE203", "NE204", "NE205",
+                       "NE301", "NE302", "NE303", "NE304",
+                       "NE401", "NE402", "NE403", "NE404", "NE405",
+                       "NE501", "NE502", "NE503",
+                       "NE901"]
 
 
 class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -100,6 +111,9 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     # A request (and the client applying its edits) gives up after this; a cold CPU model
     # refilling dozens of locations takes seconds, never this long.
     timeout_ms: Annotated[int, Meta(ge=50, le=600_000)] = 30_000
+    # Rules whose edits are never offered, by code (docs/next-edit.md lists them: "NE204" the
+    # repeated patterns, ...); an unknown code is reported like any bad setting.
+    disabled_rules: list[NextEditRule] = msgspec.field(default_factory=list)
 
 
 class MemorySettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -152,6 +166,30 @@ class BackendSettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     context_tokens: Annotated[int, Meta(ge=64, le=1_048_576)] = 2048  # window budget when the server does not say
 
 
+# Files that are secret by nature: never read, sent to a backend, indexed or logged (the
+# ``exclude`` setting; mercury_lsp/exclusion.py matches them, with .gitignore's rules). Drawn from
+# what the tools in the field keep out by default — Zed's edit_predictions.disabled_globs (.env*,
+# *.pem, *.key, *.cert, *.crt, .dev.vars, secrets.yml), Continue's security ignore list (keys,
+# keystores, certificates, .env files) and Cursor's .cursorignore advice — kept to names that
+# hold secrets whatever the project, so that no ordinary source file is caught.
+DEFAULT_EXCLUDE = (
+    # environment files (.env, .env.local, prod.env, direnv, Cloudflare's .dev.vars)
+    ".env*", "*.env", ".envrc", ".dev.vars",
+    # private keys, certificates and keystores
+    "*.pem", "*.key", "*.crt", "*.cer", "*.cert", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.gpg", "*.asc",
+    # password databases and credential files
+    "*.kdbx", "*.kdb", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", ".pgpass",
+    "credentials", "credentials.json", "**/.aws/credentials", "**/.docker/config.json", "**/.ssh/**",
+    # anything named for a secret (secrets.yml, client_secret.json, a secrets/ folder), and
+    # Terraform state and variables (they hold provider credentials in clear)
+    "*secret*", "*.tfstate", "*.tfstate.*", "*.tfvars",
+)
+# Where suggestions are off unless the user's ``suggestIn`` says otherwise (it overlays this): prose
+# and commit messages, as Copilot ships ("plaintext", "markdown", "scminput": false).
+DEFAULT_SUGGEST_IN: dict[str, bool] = {"plaintext": False, "markdown": False, "scminput": False}
+
+
 # The daemon's share of the CPU cores when ``threads`` is unset: it runs beside the editor, which
 # needs cores of its own while the user types. On 2 cores one torch thread gave the better
 # suggestion latency and half the daemon CPU of torch's default of one thread per core
@@ -183,6 +221,11 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     debounce_ms: Annotated[int, Meta(ge=0, le=5000)] = 0
     enabled_languages: list[str] = msgspec.field(default_factory=lambda: ["*"])
     disabled_languages: list[str] = msgspec.field(default_factory=list)
+    # Content exclusion (mercury_lsp/exclusion.py): files never read, sent, indexed or logged
+    # (gitignore-style globs; replaces the defaults when set), and where suggestions are shown, by
+    # language id or glob, as `suggestIn` ({"markdown": false, "**/*.md": false, "*": true}; overlays DEFAULT_SUGGEST_IN).
+    exclude: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    suggest_in: dict[str, bool] = msgspec.field(default_factory=lambda: dict(DEFAULT_SUGGEST_IN))
     syntax_guard: SyntaxGuard = "prefix"
     completion_fallback: CompletionFallback = "auto"
     # "Accept the confident part" stops before the first token the model gave less than this
@@ -215,6 +258,15 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
         if language_id in self.disabled_languages:
             return False
         return "*" in self.enabled_languages or language_id in self.enabled_languages
+
+    def infill_options(self, *, single_line: bool, context_scope: str | None) -> InfillOptions:
+        """The engine's decoding options for one completion under these settings (greedy and
+        seeded: the same text and cursor give the same suggestion)."""
+        options = InfillOptions(preset=self.preset, temperature=self.temperature, seed=0, single_line=single_line,
+                                context_reuse=self.context_cache, context_scope=context_scope)
+        if self.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
+            options = replace(options, sampler=self.sampler)
+        return options
 
     def span_budget(self, kind: str) -> int:
         return min(self.max_tokens, getattr(self.span_tokens, kind))

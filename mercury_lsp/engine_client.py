@@ -1,19 +1,19 @@
-"""The one place mercury_lsp talks to the engine.
+"""The one place mercury_lsp runs work against a model: ``EngineClient``.
 
-One daemon worker thread loads and retires the ``Engine``, in order. Request jobs (an infill
-and the CPU work that goes with it: parsing, windows, the syntax guard) run on a pool of
-REQUEST_THREADS threads, so the requests of every editor connected to one daemon are in flight
-at once and the engine's scheduler batches their denoising steps (as it does the HTTP
-server's); the event loop only schedules and awaits. Jobs carry an ``engine.CancelToken``: a
-job cancelled before it starts is skipped, a running infill stops at its next denoising step.
-A retired engine is closed once every job submitted for it has finished.
+An ``EngineClient`` serves one ``backend.session.Session`` at a time, opened by its ``Opener``
+(the in-process engine, or a remote backend: ``backend.connect.engine_client_for``). One daemon
+worker thread opens and retires sessions, in order. Request jobs (an infill and the CPU work
+that goes with it: parsing, windows, the syntax guard) run on a pool of REQUEST_THREADS
+threads, so the requests of every editor connected to one daemon are in flight at once and the
+engine's scheduler batches their denoising steps (as it does the HTTP server's); the event loop
+only schedules and awaits. Jobs carry an ``engine.CancelToken``: a job cancelled before it
+starts is skipped, a running infill stops at its next denoising step. A retired session is
+closed once every job submitted for it has finished.
 
-Engine results are converted to ``schema`` Structs here. The engine's model code (and torch)
-is imported on the worker, so the server answers ``initialize`` at once while the model loads
-in the background; the loop side uses the engine's own ``CancelToken`` and errors, whose
-modules (``mercury_engine.types``, ``mercury_engine.errors``, ``mercury_engine.options``) import without torch.
-Choosing the sampler is the engine's policy: ``InfillSpec`` carries a preset and, when the user
-asked for one, a sampler; ``Engine.infill`` defaults to the fast sampler.
+The model code (and torch) is imported on the worker, so the server answers ``initialize`` at
+once while the model loads in the background; the loop side uses the engine's own
+``CancelToken`` and errors, whose modules (``mercury_engine.types``, ``mercury_engine.errors``,
+``mercury_engine.options``) import without torch.
 """
 
 from __future__ import annotations
@@ -23,95 +23,38 @@ import concurrent.futures
 import logging
 import queue
 import threading
-import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mercury_engine.errors import CancelledError as EngineCancelled
 from mercury_engine.errors import EngineError
-from mercury_engine.options import InfillOptions
 from mercury_engine.types import CancelToken
 from mercury_lsp.heap import release_free_memory
-from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec
+from mercury_lsp.schema import EngineInfo
 
 if TYPE_CHECKING:
-    from mercury_engine import Engine, InfillResult
+    from mercury_lsp.backend.session import Opener, Session
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CALIBRATION_CHARS = 16_000  # of real code, to estimate characters per token once per model
 # Request jobs in flight at once: the engine scheduler's batch (engine.scheduler.MAX_BATCH), so
 # every editor's request can join the same denoising step; more would only wait in its queue.
 REQUEST_THREADS = 16
 
-__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "EngineSession", "LoadSpec", "load_session"]
+__all__ = ["CancelToken", "EngineCancelled", "EngineClient", "EngineError", "LoadSpec"]
 
 
 @dataclass(frozen=True)
 class LoadSpec:
+    """The local model to load (a remote backend's opener reads its own settings instead)."""
     model: str | None
     device: str = "auto"
     dtype: str = "auto"
     threads: int | None = None
     context_tokens: int | None = None
-
-
-class EngineSession:
-    """What a job running on the worker thread may use (wraps one loaded Engine)."""
-
-    def __init__(self, engine: Engine, info: EngineInfo) -> None:
-        self._engine = engine
-        self.info = info
-
-    @property
-    def context_tokens(self) -> int:
-        return self._engine.context_tokens
-
-    @property
-    def engine(self) -> Engine:
-        """The loaded engine, for feature jobs that need more than ``infill`` (worker thread only)."""
-        return self._engine
-
-    @property
-    def chars_per_token(self) -> float:
-        return self.info.chars_per_token
-
-    def count_tokens(self, text: str) -> int:
-        return self._engine.count_tokens(text)
-
-    def close(self) -> None:
-        """Stop the engine's scheduler thread (it holds the model) so the model can be freed."""
-        self._engine.close()
-
-    def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
-        fields = {"preset": spec.preset, "temperature": spec.temperature, "seed": spec.seed,
-                  "single_line": spec.single_line, "context_reuse": spec.context_reuse,
-                  "context_scope": spec.context_scope}
-        if spec.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
-            fields["sampler"] = spec.sampler
-        if spec.length != "auto":
-            fields["length"] = spec.length
-        options = InfillOptions(**fields)
-        t0 = time.perf_counter()
-        result: InfillResult = self._engine.infill(spec.prefix, spec.suffix, spec.max_tokens, options,
-                                                   cancel=cancel)
-        return InfillOutcome(
-            text=result.text, tokens=len(result.token_ids), mean_confidence=result.mean_confidence,
-            stop_reason=result.stop_reason, steps=result.steps, forwards=result.forwards,
-            prompt_tokens=result.prompt_tokens, trimmed=result.trimmed,
-            elapsed_ms=(time.perf_counter() - t0) * 1000, confidences=tuple(result.confidences),
-            token_ends=self._token_ends(result.token_ids, result.text))
-
-    def _token_ends(self, ids: list[int], text: str) -> tuple[int, ...]:
-        """Where each token ends in ``text`` (empty when the decoded tokens do not spell it)."""
-        tok = getattr(self._engine, "tokenizer", None)
-        if tok is None or not ids:
-            return ()
-        ends = tuple(len(tok.decode(ids[: i + 1])) for i in range(len(ids)))
-        return ends if text.startswith(tok.decode(ids[: len(ids)])[: len(text)]) else ()
 
 
 class _InFlight:
@@ -180,16 +123,19 @@ class _Worker:
 
 
 class EngineClient:
-    """Async facade over the worker: ``await load(spec)``, ``await run(job, cancel)``."""
+    """Async facade over the worker: ``await load(spec)``, ``await run(job, cancel)``; the job
+    gets the open ``Session``, whichever backend it is."""
 
-    def __init__(self, loader: Callable[..., Engine] | None = None) -> None:
+    def __init__(self, opener: Opener) -> None:
+        self.opener = opener
         self._worker = _Worker()
         self._requests = _Worker(REQUEST_THREADS, "mercury-request")
         self._inflight = _InFlight()
-        self._loader = loader
-        self._session: EngineSession | None = None
+        self._session: Session | None = None
         self._spec: LoadSpec | None = None
         self._loading: asyncio.Future | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._listeners: weakref.WeakSet[Any] = weakref.WeakSet()
         self.state = "idle"
         self.error: str | None = None
 
@@ -205,13 +151,30 @@ class EngineClient:
     def spec(self) -> LoadSpec | None:
         return self._spec
 
+    # ------------------------------------------------------------------ reports
+    def watch(self, server: Any) -> None:
+        """``server.warn(message)`` is told what the session reports (a remote backend that stops
+        or starts answering); held weakly, so a closed connection's server is dropped."""
+        self._listeners.add(server)
+
+    def _report(self, message: str) -> None:
+        """Thread-safe: the session's message to every watching server, on the event loop."""
+        def tell() -> None:
+            for server in list(self._listeners):
+                server.warn(message)
+
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(tell)
+
+    # ------------------------------------------------------------------ sessions
     async def load(self, spec: LoadSpec) -> EngineInfo:
-        """Load (or reload) the model on the worker; raises EngineError with a user message.
+        """Open (or reopen) the session on the worker; raises EngineError with a user message.
 
         Callers asking for the spec already loaded or loading share that load (each connection
         of a TCP daemon asks when it starts); a caller that is cancelled (its connection ended)
         leaves the load running for the others. A failed load is tried again when asked again.
         """
+        self._loop = asyncio.get_running_loop()
         again = self._loading is not None and self._loading.done() and self.state == "error"
         if self._spec != spec or self._loading is None or again:
             self._spec = spec
@@ -221,7 +184,7 @@ class EngineClient:
         return await asyncio.shield(self._loading)
 
     async def _load(self, spec: LoadSpec) -> EngineInfo:
-        fut = self._worker.submit(lambda: self._load_blocking(spec), None)
+        fut = self._worker.submit(lambda: self.opener.open(spec, self._report), None)
         try:
             session = await asyncio.wrap_future(fut)
         except EngineError as exc:
@@ -245,8 +208,8 @@ class EngineClient:
         return session.info
 
     def _retire(self) -> asyncio.Future:
-        """Drop the current session now; the returned future ends when its engine is closed on
-        the worker — after the request jobs submitted for it — and its memory is back with the
+        """Drop the current session now; the returned future ends when it is closed on the
+        worker — after the request jobs submitted for it — and its memory is back with the
         system (a reload must not keep the old model: its scheduler thread held it, about one
         model's size per reload)."""
         session, self._session = self._session, None
@@ -256,10 +219,7 @@ class EngineClient:
             return done
         return asyncio.wrap_future(self._worker.submit(_retirement(session, self._inflight), None))
 
-    def _load_blocking(self, spec: LoadSpec) -> EngineSession:
-        return load_session(spec, self._loader)
-
-    async def run(self, job: Callable[[EngineSession], T], cancel: CancelToken) -> T:
+    async def run(self, job: Callable[[Session], T], cancel: CancelToken) -> T:
         """Run ``job(session)`` on the request pool. Raises EngineCancelled when cancelled/superseded."""
         session = self._session
         if session is None:
@@ -275,14 +235,18 @@ class EngineClient:
             raise
 
     def close(self) -> None:
-        """The daemon ends: stop the worker. The engine is not closed here: closing it on the
-        worker while the interpreter exits aborted the process (SIGABRT in torch's teardown)."""
+        """The daemon ends: stop the worker. The session is not closed here: closing an engine
+        on the worker while the interpreter exits aborted the process (SIGABRT in torch's
+        teardown)."""
         self._worker.stop()
         self._requests.stop()
 
     async def aclose(self) -> None:
-        """``close`` from the event loop (a remote client also closes its connections)."""
-        self.close()
+        """This client is replaced while the daemon runs (another ``backend``): its session is
+        closed once its last jobs ended (a model freed, connections closed), then the workers stop."""
+        retired = self._retire()
+        self.close()  # queued behind the retirement
+        await retired
 
 
 def _retrieved(fut: asyncio.Future) -> None:
@@ -291,8 +255,8 @@ def _retrieved(fut: asyncio.Future) -> None:
         fut.exception()
 
 
-def _retirement(session: EngineSession, inflight: _InFlight) -> Callable[[], None]:
-    """A worker job closing ``session``'s engine once its request jobs have ended, and returning
+def _retirement(session: Session, inflight: _InFlight) -> Callable[[], None]:
+    """A worker job closing ``session`` once its request jobs have ended, and returning
     its memory (holds no reference after)."""
     held = [session]
 
@@ -304,33 +268,3 @@ def _retirement(session: EngineSession, inflight: _InFlight) -> Callable[[], Non
         release_free_memory(collect=True)
 
     return retire
-
-
-def load_session(spec: LoadSpec, loader: Callable[..., Engine] | None = None) -> EngineSession:
-    """Load the engine in this thread (the CLI's batch commands; the daemon uses ``EngineClient``)."""
-    t0 = time.perf_counter()
-    if loader is None:
-        from mercury_engine import Engine
-
-        loader = Engine.load
-    engine = loader(spec.model, device=spec.device, dtype=spec.dtype,
-                    context_tokens=spec.context_tokens, threads=spec.threads)
-    sample = _calibration_text()
-    cpt = len(sample) / max(1, engine.count_tokens(sample))
-    info = EngineInfo(model=str(engine.path or spec.model or "embedded"), device=str(engine.device),
-                      dtype=str(engine.dtype).removeprefix("torch."),
-                      context_tokens=int(engine.context_tokens), chars_per_token=round(cpt, 3),
-                      load_ms=round((time.perf_counter() - t0) * 1000, 1))
-    return EngineSession(engine, info)
-
-
-def _calibration_text() -> str:
-    here = Path(__file__).parent
-    parts = []
-    for name in ("context.py", "documents.py", "completion/service.py"):
-        try:
-            parts.append((here / name).read_text(encoding="utf-8"))
-        except OSError:
-            continue
-    text = "".join(parts)[:CALIBRATION_CHARS]
-    return text or "def add(a, b):\n    return a + b\n" * 64

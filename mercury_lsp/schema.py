@@ -11,7 +11,8 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from mercury_engine.options import DEFAULT_PRESET, Length, Preset, Sampler
+from mercury_engine.options import InfillOptions
+from mercury_lsp.config import NextEditRule
 
 SpanKind = Literal["line", "statement", "block"]
 EngineState = Literal["idle", "loading", "ready", "error"]
@@ -57,19 +58,28 @@ class DocumentState(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     sha256: str  # of the text as UTF-8 (lone surrogates are held as U+FFFD)
 
 
+class RetrievedChunk(msgspec.Struct, kw_only=True, frozen=True):
+    """Code retrieved for a request from elsewhere in the repository (another file's text, or a
+    part of it): the local engine puts it in the model's window, a remote backend in its prompt."""
+    path: str  # the file it comes from, as the user knows it (relative to the workspace root)
+    text: str
+
+
 class InfillSpec(msgspec.Struct, kw_only=True, frozen=True):
-    """One engine call, in the daemon's terms (the adapter maps it onto the engine API)."""
+    """One infill, in the daemon's terms: what crosses the backend seam (``backend.session``).
+
+    ``options`` are the engine's typed decoding options, validated once, where the engine takes
+    them; a remote backend reads the ones its protocol carries (preset, temperature, seed,
+    single-line mode)."""
     prefix: str
     suffix: str
     max_tokens: int
-    preset: Preset = DEFAULT_PRESET
-    sampler: Sampler | Literal["auto"] = "auto"  # "auto": the engine's default (the fast sampler)
-    temperature: float = 0.0
-    seed: int = 0
-    single_line: bool = False  # the engine may stop after the first text line (line spans)
-    context_reuse: bool = True  # the engine may reuse the context's keys/values of earlier requests
-    context_scope: str | None = None  # ... of earlier requests with this scope only (a user's document)
-    length: Length | Literal["auto"] = "auto"  # "auto": the engine's default length policy (mercury_engine/length.py)
+    options: InfillOptions = InfillOptions()
+    # The document the request is for (an LSP uri; None when no file is known, as over HTTP):
+    # the one place a request names its file, so what may leave the machine is decided here.
+    uri: str | None = None
+    # Retrieved context, most relevant first; what does not fit the budget is left out from the end.
+    retrieved: tuple[RetrievedChunk, ...] = ()
 
 
 class InfillOutcome(msgspec.Struct, kw_only=True, frozen=True):
@@ -143,7 +153,13 @@ NEXT_EDIT_REQUEST = "mercury/nextEdit"
 NEXT_EDIT_UPDATE_NOTIFICATION = "mercury/nextEditUpdate"
 COPILOT_INLINE_EDIT_REQUEST = "textDocument/copilotInlineEdit"
 APPLY_EDITS_COMMAND = "mercury.applyEdits"
-EditKind = Literal["rename", "signature", "model", "repeat", "complete", "import", "fill"]  # fill: a stub completed (refactor fill)
+# What an edit does: "rename" (an identifier renamed), "signature" (a call's arguments follow a
+# signature), "model" (the model's own rewrite), "repeat" (the user's edit repeated elsewhere),
+# "line-repeat" (whole lines deleted or inserted again), "move" (the old copy of moved lines
+# goes), "supersede" (the old version of a line written again goes), "complete" (the line at the
+# cursor finished), "import", "fill" (a stub completed: refactor fill).
+EditKind = Literal["rename", "signature", "model", "repeat", "line-repeat", "move", "supersede", "complete",
+                   "import", "fill"]
 EditSource = Literal["model", "scored", "syntax"]
 
 
@@ -182,6 +198,9 @@ class PredictedEdit(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     source: EditSource = "model"
     old_text: str = ""
     document_version: int | None = None  # the version the range refers to (None: a file on disk)
+    # The next-edit rule that predicted it (docs/next-edit.md: "NE101" a renamed binding's other
+    # occurrences, ...); None for edits no rule made (refactor's mentions in docs, filled stubs).
+    rule: NextEditRule | None = None
 
 
 class NextEditTimings(msgspec.Struct, kw_only=True):

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mercury_lsp.backend.local import load_session
 from mercury_lsp.completion.pipeline import run_pipeline
 from mercury_lsp.completion.rank import Draft
 from mercury_lsp.config import CompletionOptions, MemorySettings, Settings
 from mercury_lsp.context import Budget, build_window
 from mercury_lsp.documents import DocumentStore
-from mercury_lsp.engine_client import LoadSpec, load_session
+from mercury_lsp.engine_client import LoadSpec
 from mercury_lsp.syntax import Grammars, grammar_for
 
 SCORED = 4  # the memory's best candidates the model scores (the ranker's candidates beyond rarely win)
@@ -40,5 +41,5 @@ class ModelFeatures:
             scored.append(draft.text)
         text = window.prefix + window.suffix
         at = len(window.prefix)
-        scores = self.session.engine.score_spans(text, [(at, at, t) for t in scored]) if scored else []
+        scores = self.session.edit_model.score(text, [(at, at, t) for t in scored], None) if scored else []
         return draft, dict(zip(scored, scores, strict=True))

@@ -1,14 +1,13 @@
-"""One prepared GPU check for the fused kernels and the engine's step time (one call, < 8 min).
+"""One prepared GPU check for the fused kernel and the engine's step time (one call, < 8 min).
 
     python benchmarks/engine/gpu_check.py                     # on a machine with an NVIDIA GPU
     python benchmarks/engine/gpu_check.py --device cpu --tiny # the same logic on CPU, tiny shapes
 
 Sections (each case is isolated: a failure is recorded and the run goes on):
 
-1. correctness — every op (``fused_confidence``, ``fused_lm_head_confidence``,
-   ``fused_rmsnorm``) with ``backend="triton"`` against its torch reference on the device,
-   fp32 and bf16, odd shapes, NaN/-inf rows and argmax ties;
-2. bandwidth — each kernel's bytes moved / time (CUDA events, L2 flushed between runs)
+1. correctness — ``fused_lm_head_confidence`` (the one kernel the engine runs, on its CUDA path)
+   with ``backend="triton"`` against its torch reference on the device, fp32 and bf16, odd shapes;
+2. bandwidth — the kernel's bytes moved / time (CUDA events, L2 flushed between runs)
    against the device's measured copy bandwidth (a large device-to-device copy), and its
    speed-up over the unfused torch path the engine uses today;
 3. model — the step time of a Dream-7B-shaped ``mercury_engine.model.Transformer`` (random bf16
@@ -167,7 +166,7 @@ def headline(report: dict[str, Any]) -> dict[str, Any]:
     bw = report.get("bandwidth", {})
     if "copy" in bw:
         out["copy_gbps"] = round(bw["copy"]["gbps"], 1)
-        for op in ("confidence(max_prob)", "lm_head_confidence", "rmsnorm+residual"):
+        for op in ("lm_head_confidence",):
             rows = [r for r in bw["kernels"] if r["op"] == op and "error" not in r]
             if rows:
                 big = rows[-1]  # the largest shape

@@ -22,24 +22,18 @@ class Plan:
     def __init__(self, tiny: bool) -> None:
         self.tiny = tiny
         if tiny:
-            self.conf_shapes = [(n, v) for n in (1, 7) for v in (1003, 2053)]
             self.lm_shapes = [(n, v, d) for n in (1, 7) for v, d in ((1003, 64), (2053, 72))]
-            self.rms_shapes = [(n, d) for n in (1, 7) for d in (70, 200)]
-            self.bw_conf_rows, self.bw_vocab = (4, 16), 2053
+            self.bw_vocab = 2053
             self.bw_lm_rows, self.bw_lm_dim = (4, 16), 64
-            self.bw_rms_rows, self.bw_rms_dim = (8, 64), 200
             self.copy_bytes = 8 << 20
             self.model = TINY
             self.batches, self.canvases, self.prefix = (1, 2), (8, 16), 32
             self.reps, self.warmup, self.model_reps = 2, 1, 1
         else:
-            self.conf_shapes = [(n, v) for n in (1, 7, 33) for v in (50257, 151936)]
             self.lm_shapes = [(n, v, d) for n in (1, 7, 33) for v in (50257, 151936) for d in (64, 72)]
             self.lm_shapes += [(n, 152064, 3584) for n in (1, 33)]
-            self.rms_shapes = [(n, d) for n in (1, 7, 33) for d in (70, 200, 896, 3584)]
-            self.bw_conf_rows, self.bw_vocab = (32, 256, 2048, 8192), 152064
+            self.bw_vocab = 152064
             self.bw_lm_rows, self.bw_lm_dim = (32, 256, 1024, 8192), 3584
-            self.bw_rms_rows, self.bw_rms_dim = (256, 8192, 32768), 3584
             self.copy_bytes = 2 << 30
             self.model = DREAM_7B
             self.batches, self.canvases, self.prefix = (1, 8, 32), (32, 256), 512

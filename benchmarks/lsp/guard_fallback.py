@@ -45,7 +45,7 @@ class OnceSession:
         self.answers: dict = {}
 
     def infill(self, spec, cancel):
-        key = (spec.prefix, spec.suffix, spec.max_tokens, spec.single_line)
+        key = (spec.prefix, spec.suffix, spec.max_tokens, spec.options.single_line)
         if key not in self.answers:
             self.answers[key] = self.session.infill(spec, cancel)
         return self.answers[key]
@@ -108,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     args.files = None
+    from mercury_lsp.backend.local import load_session
     from mercury_lsp.config import Settings
-    from mercury_lsp.engine_client import LoadSpec, load_session
+    from mercury_lsp.engine_client import LoadSpec
 
     tmp = None
     model = args.model

@@ -1,15 +1,22 @@
 """Next-edit benchmark v2: real edit histories replayed against the real daemon.
 
-    python -m benchmarks.next_edit.histories [--cases benchmarks/data/next_edit_v2/cases.jsonl.gz]
-        [--limit N] [--model DIR] [--threads N] [--out benchmarks/results/next_edit_v2.json]
+    python -m benchmarks.next_edit.histories [--set dev] [--mirrors /work/.mirror] [--limit N]
+        [--every N] [--model DIR] [--threads N] [--out benchmarks/results/next_edit_v2[_SET].json]
 
-The cases (``benchmarks/next_edit/history_cases.py`` builds them from the git histories of permissively
-licensed public projects; each case carries its repository, commit, path and licence) are commits
-split into hunks. For case (commit, k) the client opens the commit's files as they were in the
+A set is named by its committed manifest, ``benchmarks/data/next_edit_v2/SET.json`` (its
+repositories, each pinned to a commit, with its licence); ``benchmarks/next_edit/history_cases.py``
+builds its cases from the git mirrors into ``$XDG_CACHE_HOME/mercury-lsp-bench/next_edit/`` (the
+runner does so first when the file is absent or stale; a missing mirror is named, with the fetch
+tool's source that brings it); ``--cases FILE`` runs a built file instead. The sets, what each was
+used for and their figures: ``docs/benchmarks/next-edit.md``. A sealed set (heldout6: issue 26's
+final score) runs only with ``--unseal``.
+
+The cases are commits split into hunks; each carries its repository, commit, path and licence.
+For case (commit, k) the client opens the commit's files as they were in the
 parent, replays hunks ``1..k-1`` as ``didChange`` (ranged edits, in order), and asks
 ``mercury/nextEdit`` with the cursor at the end of hunk ``k-1``. The daemon is ``mercury-lsp serve``
 over stdio, started once and warm (the model is loaded, and one untimed request made, before the
-first timed one); the client (``benchmarks/common/jsonrpc_client.py``) shares no code with it.
+first timed one); the client (``benchmarks/common/jsonrpc.py``) shares no code with it.
 
 Scores, per case:
 
@@ -21,49 +28,13 @@ Scores, per case:
 * **latency** — from sending the request to its response (the daemon's ``didChange`` handling
   of the replayed hunks happens before and is not timed).
 
-Reported overall, per language, per edit kind (rules in ``next_edit_cases``) and per repository:
-a table, JSON (``--out``), a PNG beside it, and one JSON line of headline figures at the end.
-
-**Held-out set.** ``benchmarks/data/next_edit_v2/heldout.jsonl.gz`` (120 cases) was built with
-the same builder from four other repositories (pallets/markupsafe, urfave/cli,
-sindresorhus/p-queue, BurntSushi/walkdir) after the next-edit rules were written, and its cases
-were never looked at while writing them; run it with ``--cases`` and another ``--out``:
-
-    python -m benchmarks.next_edit.histories --cases benchmarks/data/next_edit_v2/heldout.jsonl.gz \
-        --out benchmarks/results/next_edit_v2_heldout.json
-
-Its misses have since been read (a round of rules came from them), so a second held-out set,
-``heldout2.jsonl.gz`` (150 cases: python-attrs/attrs MIT, spf13/pflag BSD-3-Clause,
-dtolnay/anyhow MIT OR Apache-2.0, sindresorhus/p-map MIT, expressjs/morgan MIT; mirrors of
-2026-12-01), was built before any rule was written against it:
-
-    python -m benchmarks.next_edit.history_cases --cases 150 --out benchmarks/data/next_edit_v2/heldout2.jsonl.gz \
-        --repo python-attrs/attrs=GIT_DIR:MIT --repo spf13/pflag=GIT_DIR:BSD-3-Clause \
-        --repo dtolnay/anyhow=GIT_DIR:MIT --repo sindresorhus/p-map=GIT_DIR:MIT \
-        --repo expressjs/morgan=GIT_DIR:MIT
-    python -m benchmarks.next_edit.histories --cases benchmarks/data/next_edit_v2/heldout2.jsonl.gz \
-        --out benchmarks/results/next_edit_v2_heldout2.json
-
-heldout2's misses were read in turn (its false positives led to a scope fix), so a third set,
-``heldout3.jsonl.gz`` (150 cases: pallets/click BSD-3-Clause, gorilla/mux BSD-3-Clause,
-serde-rs/json MIT OR Apache-2.0, chalk/chalk MIT, sindresorhus/execa MIT), is only ever run for
-its totals, never read case by case: the figure of how the rules carry to code nobody looked at.
-
-Two more sets were built on 2026-12-01 (mirrors of that day), both before the round of rules
-that followed, and both run once for their totals first: ``heldout4.jsonl.gz`` (150 cases:
-tkem/cachetools MIT, spf13/cast MIT, dtolnay/thiserror MIT OR Apache-2.0, sindresorhus/got MIT,
-jshttp/cookie MIT) and ``heldout5.jsonl.gz`` (150 cases: pallets/jinja BSD-3-Clause, spf13/afero
-Apache-2.0, dtolnay/semver MIT OR Apache-2.0, expressjs/body-parser MIT, sindresorhus/emittery
-MIT). heldout4's totals showed 0.98 false positives per case, so heldout3 and heldout4 were read
-case by case for that round and joined the tuning sets; **heldout5** took their place as the set
-only ever run for its totals (before and after the round):
-
-    python -m benchmarks.next_edit.history_cases --cases 150 --out benchmarks/data/next_edit_v2/heldout5.jsonl.gz \
-        --repo pallets/jinja=GIT_DIR:BSD-3-Clause --repo spf13/afero=GIT_DIR:Apache-2.0 \
-        --repo "dtolnay/semver=GIT_DIR:MIT OR Apache-2.0" --repo expressjs/body-parser=GIT_DIR:MIT \
-        --repo sindresorhus/emittery=GIT_DIR:MIT
-    python -m benchmarks.next_edit.histories --cases benchmarks/data/next_edit_v2/heldout5.jsonl.gz \
-        --out benchmarks/results/next_edit_v2_heldout5.json
+Reported overall, per language, per edit kind (rules in ``history_cases``), per repository and
+per next-edit rule (the ``rule`` code each predicted edit carries, ``docs/next-edit.md``: its
+edits, the cases where one of them touches the target hunk, the cases its own edits there make
+exact, and its edits that touch no hunk still to come): a table, JSON (``--out``), a PNG beside
+it, and one JSON line of headline figures at the end. ``--edits FILE`` also writes every
+predicted edit, case by case (JSON lines, outside the repository: they quote the cases' code),
+so that two runs can be compared edit for edit.
 """
 
 from __future__ import annotations
@@ -79,16 +50,16 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import DATA
 from benchmarks import RESULTS as RESULTS_DIR
-from benchmarks.common.jsonrpc_client import LspProcess, RpcError
+from benchmarks.common.jsonrpc import LspProcess, RpcError
+from benchmarks.common.mirrors import DEFAULT_MIRRORS, MirrorError
 from benchmarks.common.report import pyplot
+from benchmarks.next_edit import history_cases, manifest
 
-DEFAULT_CASES = DATA / "next_edit_v2" / "cases.jsonl.gz"
-DEFAULT_OUT = RESULTS_DIR / "next_edit_v2.json"
+DEFAULT_SET = "dev"
 LANGUAGE_IDS = {".py": "python", ".ts": "typescript", ".tsx": "typescriptreact", ".js": "javascript",
                 ".mjs": "javascript", ".cjs": "javascript", ".go": "go", ".rs": "rust"}
 LOAD_TIMEOUT_S = 600.0
@@ -176,6 +147,11 @@ class CaseResult:
     predicted: int
     latency_ms: float
     top1_hit: bool
+    # per rule code of the predicted edits: [edits, touches the target, exact alone, false positives]
+    rules: dict[str, list[int]] = field(default_factory=dict)
+
+
+NO_RULE = "-"  # an edit that names no rule (a daemon from before the rule registry)
 
 
 def score(files: dict[str, str], hunks: list[dict], k: int, edits: list[dict], uri_of: dict[str, str]):
@@ -203,17 +179,25 @@ def score(files: dict[str, str], hunks: list[dict], k: int, edits: list[dict], u
     def touches(p, t: Target) -> bool:
         return p[0] == t.path and p[4][0] <= t.lines[1] and p[4][1] >= t.lines[0]
 
-    hits = [p for p in preds if touches(p, target)]
-    exact = False
-    if hits and target.span[0] >= 0:
+    def makes_exact(hits: list) -> bool:
+        if not hits or target.span[0] < 0:
+            return False
         text = files[target.path]
         want = text[:target.span[0]] + target.new + text[target.span[1]:]
         try:
-            exact = apply(text, [(s, e, n) for _, s, e, n, _ in hits]) == want
+            return apply(text, [(s, e, n) for _, s, e, n, _ in hits]) == want
         except (ValueError, TypeError):
-            exact = False
-    fps = sum(1 for p in preds if not any(touches(p, t) for t in future))
-    return bool(hits), exact, fps, bool(preds) and touches(preds[0], target)
+            return False
+
+    hits = [p for p in preds if touches(p, target)]
+    false = [not any(touches(p, t) for t in future) for p in preds]
+    rules: dict[str, list[int]] = {}
+    for code in dict.fromkeys(e.get("rule") or NO_RULE for e in edits):
+        mine = [p for p, e in zip(preds, edits, strict=True) if (e.get("rule") or NO_RULE) == code]
+        own_hits = [p for p in mine if touches(p, target)]
+        rules[code] = [len(mine), int(bool(own_hits)), int(makes_exact(own_hits)),
+                       sum(f for f, e in zip(false, edits, strict=True) if (e.get("rule") or NO_RULE) == code)]
+    return bool(hits), makes_exact(hits), sum(false), bool(preds) and touches(preds[0], target), rules
 
 
 # ---------------------------------------------------------------------------- driving the daemon
@@ -221,6 +205,18 @@ def load_records(path: Path) -> tuple[dict, list[dict]]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         lines = [json.loads(line) for line in f]
     return lines[0]["header"], lines[1:]
+
+
+def set_file(name: str, mirrors: Path, unseal: bool = False) -> Path:
+    """The built cases of the set ``name`` (built from its manifest first when absent); SystemExit
+    with the reason when it cannot be had, or when the set is sealed and ``unseal`` is false."""
+    try:
+        man = manifest.load(manifest.path_of(name))
+        if man.sealed and not unseal:
+            raise SystemExit(f"next-edit set {name} is sealed: {man.sealed} (--unseal runs it)")
+        return history_cases.cached_set(man, mirrors)
+    except (manifest.ManifestError, MirrorError, history_cases.SetMismatch) as e:
+        raise SystemExit(f"next-edit set {name}: {e}") from None
 
 
 def start_daemon(args) -> LspProcess:
@@ -308,6 +304,37 @@ def table(title: str, groups: dict[str, dict]) -> str:
     return "\n".join(rows)
 
 
+def rule_rows(results: list[CaseResult]) -> dict[str, dict]:
+    """Per rule code: its edits, the cases it touched the target in, the cases its own edits made
+    exact, and its edits that touched no hunk still to come (all cases counted)."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for r in results:
+        for code, counts in r.rules.items():
+            totals[code] = [a + b for a, b in zip(totals[code], counts, strict=True)]
+    n = max(1, len(results))
+    return {code: {"predictions": t[0], "hit_cases": t[1], "exact_cases": t[2], "false_positives": t[3],
+                   "false_positives_per_case": round(t[3] / n, 3)}
+            for code, t in sorted(totals.items())}
+
+
+def rule_table(rows: dict[str, dict], names: dict[str, str]) -> str:
+    head = f"{'rule':<8}{'name':<26}{'edits':>7}{'hit':>6}{'exact':>7}{'FP':>6}"
+    out = [head, "-" * len(head)]
+    for code, r in rows.items():
+        out.append(f"{code:<8}{names.get(code, '')[:25]:<26}{r['predictions']:>7}{r['hit_cases']:>6}"
+                   f"{r['exact_cases']:>7}{r['false_positives']:>6}")
+    return "\n".join(out)
+
+
+def rule_names() -> dict[str, str]:
+    """Code -> name of the daemon's next-edit rules (empty when this checkout has no registry)."""
+    try:
+        from mercury_lsp.next_edit.rules import REGISTRY
+    except ImportError:
+        return {}
+    return {r.code: r.name for r in REGISTRY}
+
+
 def plot(path: Path, by_language: dict[str, dict], by_kind: dict[str, dict]) -> None:
     plt = pyplot()
     if plt is None:
@@ -332,7 +359,13 @@ def plot(path: Path, by_language: dict[str, dict], by_kind: dict[str, dict]) -> 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", type=Path, default=DEFAULT_CASES)
+    ap.add_argument("--set", default=DEFAULT_SET, help=f"a set by name ({', '.join(manifest.available())}), "
+                    "built from its manifest first when absent; default %(default)s")
+    ap.add_argument("--cases", type=Path, default=None, help="a built cases file instead of --set")
+    ap.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS,
+                    help="folder of git mirrors a set is built from, default %(default)s")
+    ap.add_argument("--unseal", action="store_true",
+                    help="run a sealed set (kept unseen until its one final score)")
     ap.add_argument("--limit", type=int, default=None, help="the first N cases only")
     ap.add_argument("--every", type=int, default=1, metavar="N",
                     help="every N-th case only (a stable subsample spanning every repository)")
@@ -340,25 +373,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default=None)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--log", default=None, help="the daemon's stderr goes here")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default benchmarks/results/next_edit_v2.json (dev), next_edit_v2_SET.json (other sets)")
+    ap.add_argument("--edits", type=Path, default=None,
+                    help="also write every predicted edit here, case by case (JSON lines; keep it out of git)")
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = RESULTS_DIR / ("next_edit_v2.json" if args.set == DEFAULT_SET else f"next_edit_v2_{args.set}.json")
+    if args.cases is None:
+        args.cases = set_file(args.set, args.mirrors, args.unseal)
     header, records = load_records(args.cases)
     work = [(rec, c) for rec in records for c in rec["cases"]][:: args.every][: args.limit]
     ls = start_daemon(args)
     results: list[CaseResult] = []
+    dump = args.edits.open("w", encoding="utf-8") if args.edits else None  # noqa: SIM115 (closed below)
     try:
         rec, c = work[0]
         run_case(ls, rec, c["k"], "warmup")  # untimed: the first request pays one-off costs
         for i, (rec, c) in enumerate(work):
             files, edits, ms, uri_of = run_case(ls, rec, c["k"], f"case{i}")
-            hit, exact, fps, top1 = score(files, rec["hunks"], c["k"], edits, uri_of)
+            hit, exact, fps, top1, rules = score(files, rec["hunks"], c["k"], edits, uri_of)
             results.append(CaseResult(rec["repo"], rec["commit"], rec["language"], c["kind"], rec["variant"],
-                                      hit, exact, fps, len(edits), round(ms, 2), top1))
+                                      hit, exact, fps, len(edits), round(ms, 2), top1, rules))
+            if dump is not None:
+                dump.write(json.dumps({"case": i, "commit": rec["commit"], "k": c["k"], "edits": [
+                    {key: e.get(key) for key in ("uri", "range", "newText", "kind", "source", "confidence",
+                                                 "rule", "reason")} for e in edits]}) + "\n")
             if (i + 1) % 25 == 0:
                 print(f"  {i + 1}/{len(work)} cases", file=sys.stderr, flush=True)
         duplicates = {rid: n for rid, n in ls.responses_seen.items() if n != 1}
     finally:
         ls.close()
+        if dump is not None:
+            dump.close()
     by_language: dict[str, list[CaseResult]] = defaultdict(list)
     by_kind: dict[str, list[CaseResult]] = defaultdict(list)
     by_repo: dict[str, list[CaseResult]] = defaultdict(list)
@@ -375,12 +422,16 @@ def main(argv: list[str] | None = None) -> int:
     print(table("edit kind", {**kinds, "all": overall}))
     print()
     print(table("repository", {k.split("/")[-1][:15]: v for k, v in repos.items()}))
+    rules = rule_rows(results)
+    print()
+    print(rule_table(rules, rule_names()))
     data = {
         "benchmark": "next_edit_v2",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads},
-        "model": args.model or "embedded", "cases_file": str(args.cases), "every": args.every, "source_repos": header.get("repos"),
-        "overall": overall, "by_language": langs, "by_kind": kinds, "by_repo": repos,
+        "model": args.model or "embedded", "set": header.get("set"), "cases_file": str(args.cases),
+        "content_sha256": header.get("content_sha256"), "every": args.every, "source_repos": header.get("repos"),
+        "overall": overall, "by_language": langs, "by_kind": kinds, "by_repo": repos, "by_rule": rules,
         "responses_not_exactly_one": duplicates,
         "cases": [r.__dict__ for r in results],
     }

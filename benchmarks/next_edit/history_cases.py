@@ -1,21 +1,19 @@
 """Build the real-history cases of the next-edit benchmark v2 (``benchmarks/next_edit/histories.py``).
 
-    python -m benchmarks.next_edit.history_cases --repo NAME=GIT_DIR:LICENCE [--repo ...]
-        [--out benchmarks/data/next_edit_v2/cases.jsonl.gz] [--cases 360]
+    python -m benchmarks.next_edit.history_cases --manifest benchmarks/data/next_edit_v2/SET.json
+        [--mirrors /work/.mirror] [--out FILE] [--pin]
 
-Each ``--repo`` is a local git directory (a clone, or a bare mirror) of a permissively licensed
-public project; ``NAME`` is its ``owner/name`` and ``LICENCE`` the SPDX id read from its licence
-file (stored with every case). The committed set was built from these (``git log -1`` of each
-mirror at build time is recorded in the file's header record):
-
-    python -m benchmarks.next_edit.history_cases \\
-        --repo pallets/itsdangerous=/work/.mirror/pallets+itsdangerous/repo:BSD-3-Clause \\
-        --repo more-itertools/more-itertools=/work/.mirror/more-itertools+more-itertools/repo:MIT \\
-        --repo spf13/cobra=/work/.mirror/spf13+cobra/repo:Apache-2.0 \\
-        --repo go-chi/chi=/work/.mirror/go-chi+chi/repo:MIT \\
-        --repo sindresorhus/ky=/work/.mirror/sindresorhus+ky/repo:MIT \\
-        --repo tj/commander.js=/work/.mirror/tj+commander.js/repo:MIT \\
-        --repo sharkdp/fd=/work/.mirror/sharkdp+fd/repo:MIT
+A set's manifest (``benchmarks/next_edit/manifest.py``) names its repositories, each permissively
+licensed and pinned to a commit, and the builder's one argument, ``target_cases``; the cases come
+from the history of the pinned commit (never the mirror's HEAD: a mirror that moved on gives the
+same set) and go to the set's file in the cache, ``$XDG_CACHE_HOME/mercury-lsp-bench/next_edit/
+SET.jsonl.gz``, outside git. The build is deterministic (no randomness; commits in a stable
+sha256 order; the gzip stream carries no time stamp), and is checked against the case count and
+the sha256 of the records the manifest pins; ``--pin`` writes them for a new set (or after a
+deliberate change of the rules below, which changes every set's figures). Mirrors are git
+directories under ``--mirrors`` as the fetch tool lays them out (``<owner+name>/repo``); a
+missing one is named with the fetch tool's source to bring it. Repositories reserved for the
+outside evaluation are refused.
 
 **Replay.** A commit's source files (supported languages only) are diffed line by line
 (``difflib``, no junk heuristic) into hunks, ordered by path and then top to bottom. Hunk ``k``
@@ -27,7 +25,8 @@ hunks before it), so hunks replay as ``didChange`` calls in order.
 ``MAX_FILE_CHARS`` and UTF-8 without CR; 2–``MAX_HUNKS`` hunks, none longer than
 ``MAX_HUNK_LINES`` lines on either side. Commits are taken in sha256(repo, commit) order (a
 stable shuffle), at most ``MAX_CASES_PER_COMMIT`` cases each (k = 2, 3, ...), at most
-``--cases`` in all, Python at most half, spread evenly over the repositories.
+``target_cases`` in all (``ceil(target_cases / repositories)`` from each, in the manifest's
+order), Python at most half.
 
 **Typed prefix (complete-line).** For one single-line insertion per commit (at least
 ``MIN_SPLIT_CHARS`` characters), a variant replays the line half typed: the hunk inserts the line
@@ -54,19 +53,21 @@ up to a word boundary near its middle, the target hunk completes it. These cases
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import gzip
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import DATA
+from benchmarks.common.mirrors import DEFAULT_MIRRORS, MirrorError, mirror_of, require_commit
+from benchmarks.next_edit import manifest
 
-DEFAULT_OUT = DATA / "next_edit_v2" / "cases.jsonl.gz"
 LANGUAGES = {".py": "python", ".ts": "typescript", ".tsx": "typescriptreact", ".js": "javascript",
              ".mjs": "javascript", ".cjs": "javascript", ".go": "go", ".rs": "rust"}
 MAX_FILE_CHARS = 60_000  # keeps the stored set small and the daemon's files ordinary
@@ -273,17 +274,25 @@ def _order(name: str, commit: str) -> str:
     return hashlib.sha256(f"{name}:{commit}".encode()).hexdigest()
 
 
-def build(repos: list[tuple[str, Path, str]], total: int) -> list[dict]:
-    per_repo = -(-total // len(repos))
-    python_repos = 0
+@dataclass(frozen=True)
+class Source:
+    name: str  # owner/name
+    git_dir: Path
+    commit: str  # the pinned commit: its history (never the mirror's HEAD) gives the cases
+    licence: str
+
+
+def build(sources: list[Source], total: int) -> list[dict]:
+    per_repo = -(-total // len(sources))
     chosen: list[dict] = []
-    for name, repo, licence in repos:
-        commits = sorted(_git(repo, "rev-list", "--no-merges", "HEAD").split(), key=lambda c: _order(name, c))
+    for src in sources:
+        commits = sorted(_git(src.git_dir, "rev-list", "--no-merges", src.commit).split(),
+                         key=lambda c, name=src.name: _order(name, c))
         taken = 0
         for c in commits:
             if taken >= per_repo:
                 break
-            for rec in commit_records(name, repo, licence, c):
+            for rec in commit_records(src.name, src.git_dir, src.licence, c):
                 if rec["variant"] == "typed-prefix" and taken % 3:
                     continue  # about a third of commits also give a typed-prefix case
                 room = per_repo - taken
@@ -291,7 +300,6 @@ def build(repos: list[tuple[str, Path, str]], total: int) -> list[dict]:
                 if rec["cases"]:
                     chosen.append(rec)
                     taken += len(rec["cases"])
-        python_repos += any(r["language"] == "python" for r in chosen if r["repo"] == name)
     python = [r for r in chosen if r["language"] == "python"]
     if len(python) == len(chosen):
         return chosen  # a Python-only build (a test): no other language to balance
@@ -303,34 +311,138 @@ def build(repos: list[tuple[str, Path, str]], total: int) -> list[dict]:
     return chosen
 
 
+# ---------------------------------------------------------------------------- a set from its manifest
+class SetMismatch(RuntimeError):
+    """The build gave other cases than the manifest pinned (the builder or a mirror changed)."""
+
+
+@dataclass
+class BuiltSet:
+    path: Path
+    records: list[dict]
+    content_sha256: str
+
+    @property
+    def cases(self) -> int:
+        return sum(len(r["cases"]) for r in self.records)
+
+    def counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Cases per language and per kind (all one may read of a set kept unseen)."""
+        languages: dict[str, int] = {}
+        kinds: dict[str, int] = {}
+        for r in self.records:
+            languages[r["language"]] = languages.get(r["language"], 0) + len(r["cases"])
+            for c in r["cases"]:
+                kinds[c["kind"]] = kinds.get(c["kind"], 0) + 1
+        return dict(sorted(languages.items())), {k: kinds[k] for k in KINDS if k in kinds}
+
+
+def record_lines(records: list[dict]) -> list[str]:
+    return [json.dumps(r, ensure_ascii=False) for r in records]
+
+
+def content_digest(records: list[dict]) -> str:
+    """sha256 of the records as stored, one JSON line each (the header left out)."""
+    h = hashlib.sha256()
+    for line in record_lines(records):
+        h.update(line.encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
+def write_cases(path: Path, header: dict, records: list[dict]) -> None:
+    """The header record, then one record a line, gzipped with no timestamp or name in the gzip
+    header (the same cases give the same bytes); written beside and renamed, never half there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")  # two runners building at once never share one
+    try:
+        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                                                   compresslevel=9) as gz:
+            gz.write((json.dumps({"header": header}) + "\n").encode("utf-8"))
+            for line in record_lines(records):
+                gz.write(line.encode("utf-8") + b"\n")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def build_set(man: manifest.Manifest, mirrors: Path, out: Path | None = None) -> BuiltSet:
+    """Build the set of ``man`` from the mirrors under ``mirrors`` into ``out`` (its cache file by
+    default). MirrorError when a mirror or a pinned commit is missing; SetMismatch (nothing
+    written) when the cases differ from the pinned count or digest."""
+    sources, missing = [], []
+    for pin in man.repos:
+        try:
+            git_dir = mirror_of(mirrors, pin.name)
+            require_commit(git_dir, pin.name, pin.commit)
+        except MirrorError as e:
+            missing.append(str(e))
+            continue
+        sources.append(Source(pin.name, git_dir, pin.commit, pin.licence))
+    if missing:
+        raise MirrorError("\n  ".join([f"{len(missing)} of {len(man.repos)} mirrors missing:", *missing]))
+    records = build(sources, man.target_cases)
+    built = BuiltSet(out or man.cache_path, records, content_digest(records))
+    if man.content_sha256 is not None and built.content_sha256 != man.content_sha256:
+        raise SetMismatch(
+            f"{man.name}: the build gave {built.cases} cases (sha256 {built.content_sha256[:12]}), the manifest "
+            f"pins {man.cases} (sha256 {man.content_sha256[:12]}): the builder's rules changed since the set was "
+            f"pinned. If that was meant, re-pin with --pin (and say so: the set's figures change)")
+    if man.cases is not None and built.cases != man.cases:
+        raise SetMismatch(f"{man.name}: the build gave {built.cases} cases, the manifest pins {man.cases}")
+    header = {"format": manifest.BUILD_FORMAT, "set": man.name, "manifest_key": man.key,
+              "content_sha256": built.content_sha256, "repos": {p.name: p.commit for p in man.repos}}
+    write_cases(built.path, header, records)
+    return built
+
+
+def read_header(path: Path) -> dict | None:
+    """The header record of a built set, None when the file is missing or unreadable."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return json.loads(f.readline())["header"]
+    except (OSError, EOFError, ValueError, KeyError, TypeError):
+        return None
+
+
+def cached_set(man: manifest.Manifest, mirrors: Path) -> Path:
+    """The built cases of ``man`` in the cache, built first when absent or stale (another manifest,
+    another builder format, another digest); a message on stderr says so."""
+    header = read_header(man.cache_path)
+    if header is not None and header.get("manifest_key") == man.key and (
+            man.content_sha256 is None or header.get("content_sha256") == man.content_sha256):
+        return man.cache_path
+    why = "not built yet" if header is None else "built from another manifest"
+    print(f"next-edit set {man.name}: {why}; building it from {man.path.name} into {man.cache_path}",
+          file=sys.stderr, flush=True)
+    return build_set(man, mirrors).path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repo", action="append", required=True, metavar="NAME=GIT_DIR:LICENCE")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--cases", type=int, default=360)
+    ap.add_argument("--manifest", type=Path, required=True, help="a set's manifest (benchmarks/data/next_edit_v2/*.json)")
+    ap.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS,
+                    help="folder of git mirrors (<owner+name>/repo), default %(default)s")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="where the cases go (default: the set's file in the cache, where the runner looks)")
+    ap.add_argument("--pin", action="store_true",
+                    help="write the build's case count and digest into the manifest (a new set, or rules changed on purpose)")
     args = ap.parse_args(argv)
-    repos = []
-    for spec in args.repo:
-        name, _, rest = spec.partition("=")
-        path, _, licence = rest.rpartition(":")
-        repos.append((name, Path(path), licence))
-    records = build(repos, args.cases)
-    heads = {name: _git(repo, "rev-parse", "HEAD").strip() for name, repo, _ in repos}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(args.out, "wt", encoding="utf-8", compresslevel=9) as f:
-        f.write(json.dumps({"header": {"format": 1, "repos": heads}}) + "\n")
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    counts: dict[str, int] = {}
-    kinds: dict[str, int] = {}
-    for r in records:
-        counts[r["language"]] = counts.get(r["language"], 0) + len(r["cases"])
-        for c in r["cases"]:
-            kinds[c["kind"]] = kinds.get(c["kind"], 0) + 1
-    n = sum(counts.values())
-    print(f"{n} cases in {len(records)} records -> {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
-    print("languages:", counts, "kinds:", kinds)
-    print(json.dumps({"cases": n, "languages": counts, "kinds": kinds}))
+    try:
+        man = manifest.load(args.manifest)
+        if args.pin:
+            man = dataclasses.replace(man, cases=None, content_sha256=None)
+        built = build_set(man, args.mirrors, args.out)
+    except (manifest.ManifestError, MirrorError, SetMismatch) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    languages, kinds = built.counts()
+    if args.pin:
+        manifest.pin(man, cases=built.cases, content_sha256=built.content_sha256, languages=languages, kinds=kinds)
+    print(f"{man.name}: {built.cases} cases in {len(built.records)} records -> {built.path} "
+          f"({built.path.stat().st_size / 1e6:.2f} MB)")
+    print("languages:", languages, "kinds:", kinds)
+    print(json.dumps({"set": man.name, "cases": built.cases, "content_sha256": built.content_sha256,
+                      "languages": languages, "kinds": kinds}))
     return 0
 
 

@@ -1,18 +1,26 @@
 """Fused Triton kernels for the diffusion engine, one file per fused op (Liger-Kernel style).
 
-Each file holds the ``@triton.jit`` kernel(s), a launcher that checks its inputs
-(``*_triton``), a plain torch reference (``*_reference``) that defines the op's exact
-semantics, and the public op below, which dispatches between them:
+Each op has its ``@triton.jit`` kernel(s), a launcher that checks its inputs (``*_triton``), a
+plain torch reference (``*_reference``) that defines its exact semantics, and the public op,
+which dispatches between them:
 
-* ``fused_confidence(logits, *, with_entropy=False, with_margin=False, backend="auto")``
-  -> ``ConfidenceOutput(token, prob, entropy, margin)`` — argmax and softmax statistics of
-  logits [N, V] in one online-softmax pass (``confidence.py``).
 * ``fused_lm_head_confidence(hidden, weight, *, with_entropy=False, with_margin=False,
-  backend="auto")`` -> ``ConfidenceOutput`` — the same from hidden states [N, D] and the
-  output embedding [V, D], never writing the [N, V] logits (``lm_head_confidence.py``).
-* ``fused_rmsnorm(x, weight, residual=None, *, eps=1e-6, backend="auto")``
-  -> ``RMSNormOutput(y, residual)`` — RMSNorm of ``x + residual`` and the new residual stream
-  (``rmsnorm.py``).
+  backend="auto")`` -> ``ConfidenceOutput(token, prob, entropy, margin)`` — the greedy token and
+  its confidences from hidden states [N, D] and the output embedding [V, D], never writing the
+  [N, V] logits (``lm_head_confidence.py``). The fast sampler runs it on CUDA for greedy steps
+  (``mercury_engine/fast_sampler.py``, ``FastDecoder._scores``).
+
+``confidence.py`` holds what it is built from: the confidence statistics' semantics
+(``confidence_reference``), the online-softmax fold and split-merge kernels, ``resolve_backend``
+and the input checks.
+
+Two kernels that the engine never ran were removed (issue #25): a logits-in confidence op and a
+fused RMSNorm. The CUDA path materialises logits only on the exact path (``cache="none"``, where
+the torch ops must reproduce the reference sampler bit for bit) and for constrained or sampled
+rows (a healing constraint, temperature > 0), which a greedy argmax kernel cannot score; and the
+model's RMSNorm is already one fused op (``F.rms_norm``), so a Triton copy had no measured
+reason to replace it (fusing the residual add as well would restructure every block for a gain
+no lent GPU has measured). git history keeps both.
 
 Dispatch (``backend``):
 
@@ -24,22 +32,14 @@ Dispatch (``backend``):
   ``triton``) if set, otherwise Triton for CUDA tensors when Triton is installed and the torch
   reference everywhere else.
 
-The pieces the ops share (``resolve_backend``, input checks, the online-softmax fold/merge
-kernels and ``ConfidenceOutput``) live in ``confidence.py``; the other files import them.
-
-The ops are for inference: outputs carry no autograd history.
-
-Triton is optional: without it every module imports and the torch paths work. Every op
-validates its inputs on both paths and raises ``TypeError`` (wrong type/dtype) or
-``ValueError`` (rank, shape, emptiness, layout, device) naming the offending argument.
-NaN/inf behaviour is documented in each module and identical on both paths.
+The ops are for inference: outputs carry no autograd history. Triton is optional: without it
+every module imports and the torch paths work. Every op validates its inputs on both paths and
+raises ``TypeError`` (wrong type/dtype) or ``ValueError`` (rank, shape, emptiness, layout,
+device) naming the offending argument. NaN/inf behaviour is documented in each module and
+identical on both paths.
 """
 
-from mercury_engine.kernels.confidence import HAS_TRITON, ConfidenceOutput, fused_confidence
+from mercury_engine.kernels.confidence import HAS_TRITON, ConfidenceOutput
 from mercury_engine.kernels.lm_head_confidence import fused_lm_head_confidence
-from mercury_engine.kernels.rmsnorm import RMSNormOutput, fused_rmsnorm
 
-__all__ = [
-    "HAS_TRITON", "ConfidenceOutput", "RMSNormOutput", "fused_confidence", "fused_lm_head_confidence",
-    "fused_rmsnorm",
-]
+__all__ = ["HAS_TRITON", "ConfidenceOutput", "fused_lm_head_confidence"]

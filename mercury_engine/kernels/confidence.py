@@ -1,9 +1,11 @@
-"""Fused confidence: logits -> (argmax token, max probability, entropy, margin) in one pass.
+"""Confidence statistics: logits -> (argmax token, max probability, entropy, margin), their
+exact semantics (``confidence_reference``) and the Triton pieces that compute them in one pass,
+which the fused LM-head kernel (``lm_head_confidence.py``) folds its logit tiles with.
 
 The samplers need, for every undecided position, the greedy token and how sure the model is
 of it. Done naively that is ``softmax`` (a full [N, V] fp32 copy of the logits), ``argmax``,
-``gather`` and for margin a ``topk``: four passes over the largest tensor of a step. This op
-reads the logits once, tiled over the vocabulary in ``BLOCK_V`` chunks, and keeps per row an
+``gather`` and for margin a ``topk``: four passes over the largest tensor of a step. The
+kernels read the logits once, tiled over the vocabulary in ``BLOCK_V`` chunks, and keep per row an
 *online softmax*: the running max ``m1``, the running sum ``s = sum(exp(x - m1))``, the running
 argmax, and, when asked, ``t = sum(exp(x - m1) * (x - m1))`` (entropy) and the running
 second-largest logit ``m2`` (margin). From those:
@@ -16,7 +18,7 @@ The softmax is never materialized. For few rows the vocabulary is also split acr
 (``num_splits``): each writes partial statistics and a tiny second kernel merges them, so a
 handful of rows still fill the GPU.
 
-Special values (identical in the Triton kernel and in ``confidence_reference``):
+Special values (identical in the Triton pieces and in ``confidence_reference``):
 
 * ``token`` is exactly ``torch.argmax(logits, -1)`` with ties broken towards the **lowest
   index**, treating NaN as greater than everything (so a row with a NaN gets the position of
@@ -28,15 +30,13 @@ Special values (identical in the Triton kernel and in ``confidence_reference``):
   (``mercury_engine.sampler.predict``), and NaN is not finite, so the samplers never commit it.
 * A vocabulary of one token has ``prob = 1``, ``entropy = 0`` and ``margin = 1``.
 
-Inputs: ``logits`` [N, V], float32, bfloat16 or float16, last dimension contiguous (rows may
-be strided), non-empty. Statistics are computed in fp32 whatever the input dtype. Outputs:
+Statistics are computed in fp32 whatever the input dtype. Outputs:
 ``token`` [N] int64, ``prob`` [N] fp32, ``entropy`` [N] fp32 or None, ``margin`` [N] fp32 or
 None.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import NamedTuple
 
@@ -59,7 +59,6 @@ except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
 BACKENDS = ("auto", "torch", "triton")
 ENV_BACKEND = "MERCURY_KERNELS"
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-_MAX_VOCAB = 2**31 - 1  # vocabulary ids are int32 inside the kernels
 
 
 class ConfidenceOutput(NamedTuple):
@@ -117,12 +116,6 @@ def check_float_tensor(name: str, t: object, *, ndim: int | None) -> None:
     if t.stride(-1) != 1 and t.shape[-1] > 1:
         raise ValueError(f"{name} must be contiguous in its last dimension, got strides "
                          f"{tuple(t.stride())} (call .contiguous())")
-
-
-def _check_logits(logits: Tensor) -> None:
-    check_float_tensor("logits", logits, ndim=2)
-    if logits.shape[1] > _MAX_VOCAB:
-        raise ValueError(f"logits vocabulary size {logits.shape[1]} exceeds {_MAX_VOCAB}")
 
 
 def plan_splits(n_rows: int, n_chunks: int, device: torch.device, requested: int | None) -> tuple[int, int]:
@@ -245,31 +238,6 @@ def store_outputs(rows, row_ok, split, num_splits, plane,
 
 
 @triton.jit
-def _confidence_kernel(
-    x_ptr, stride_x,  # logits [N, V]
-    tok_ptr, prob_ptr, ent_ptr, margin_ptr,  # outputs [N] (when FINALIZE)
-    part_f_ptr, part_i_ptr,  # partials [4, N, S] / [2, N, S] (when not FINALIZE)
-    N, V, chunks_per_split, num_splits,
-    BLOCK_R: tl.constexpr, BLOCK_V: tl.constexpr, FINALIZE: tl.constexpr,
-    WITH_ENTROPY: tl.constexpr, WITH_MARGIN: tl.constexpr,
-):
-    # grid: (cdiv(N, BLOCK_R), num_splits); program (i, j) folds rows i*BLOCK_R.. over split j.
-    split = tl.program_id(1)
-    rows, row_ok, v_start, v_end, m1, m2, s, t, idx, first_nan = split_prologue(
-        tl.program_id(0), split, N, V, chunks_per_split, BLOCK_R, BLOCK_V)
-    for start in range(v_start, v_end, BLOCK_V):
-        cols = start + tl.arange(0, BLOCK_V)  # [C] int32
-        mask = row_ok[:, None] & (cols < v_end)[None, :]
-        x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask,
-                    other=float("-inf")).to(tl.float32)  # [R, C]
-        m1, m2, s, t, idx, first_nan = fold_chunk(x, cols, m1, m2, s, t, idx, first_nan, V,
-                                                  WITH_ENTROPY, WITH_MARGIN)
-    store_outputs(rows, row_ok, split, num_splits, N * num_splits,
-                  tok_ptr, prob_ptr, ent_ptr, margin_ptr, part_f_ptr, part_i_ptr,
-                  m1, m2, s, t, idx, first_nan, V, FINALIZE, WITH_ENTROPY, WITH_MARGIN)
-
-
-@triton.jit
 def merge_splits_kernel(
     part_f_ptr, part_i_ptr,  # partials [4, N, S] fp32 / [2, N, S] int32
     tok_ptr, prob_ptr, ent_ptr, margin_ptr,  # outputs [N]
@@ -336,44 +304,6 @@ def merge_partials(part_f: Tensor, part_i: Tensor, outs, n: int, v: int, num_spl
         WITH_MARGIN=with_margin, num_warps=1)
 
 
-def confidence_triton(logits: Tensor, *, with_entropy: bool = False, with_margin: bool = False,
-                      block_r: int | None = None, block_v: int | None = None,
-                      num_splits: int | None = None) -> ConfidenceOutput:
-    """Launch the fused confidence kernel.
-
-    ``block_r`` rows per program, ``block_v`` vocabulary chunk (powers of two) and
-    ``num_splits`` override the tiling; tests use them to exercise several chunks, several
-    rows per program and the split merge. Defaults: on CUDA one row per program, 4096 (fp32)
-    or 8192 (16-bit) logits per chunk, and the vocabulary split over programs until about two
-    programs per SM run; under the CPU interpreter, big tiles (fewer interpreted steps).
-    """
-    _check_logits(logits)
-    require_triton(_confidence_kernel, logits.device)
-    n, v = logits.shape
-    on_gpu = logits.device.type != "cpu"
-    if block_r is None:
-        block_r = 1 if on_gpu else min(16, triton.next_power_of_2(n))
-    if block_v is None:
-        block_v = (4096 if logits.element_size() >= 4 else 8192) if on_gpu else 16384
-        block_v = min(block_v, max(16, triton.next_power_of_2(v)))
-    check_block("block_r", block_r, 1)
-    check_block("block_v", block_v, 16)
-    splits, per_split = plan_splits(n, triton.cdiv(v, block_v), logits.device, num_splits)
-    outs = new_outputs(n, logits.device, with_entropy, with_margin)
-    token, prob, entropy, margin = outs
-    finalize_here = splits == 1
-    part_f, part_i = new_partials(outs, n, splits, logits.device)
-    with torch.cuda.device(logits.device) if logits.is_cuda else contextlib.nullcontext():
-        _confidence_kernel[(triton.cdiv(n, block_r), splits)](
-            logits, logits.stride(0), token, prob, prob if entropy is None else entropy,
-            prob if margin is None else margin, part_f, part_i, n, v, per_split, splits,
-            BLOCK_R=block_r, BLOCK_V=block_v, FINALIZE=finalize_here, WITH_ENTROPY=with_entropy,
-            WITH_MARGIN=with_margin, num_warps=8 if block_v >= 2048 else 4)
-        if not finalize_here:
-            merge_partials(part_f, part_i, outs, n, v, splits, with_entropy, with_margin)
-    return ConfidenceOutput(token, prob, entropy, margin)
-
-
 # ============================================================================ torch reference
 @torch.no_grad()
 def confidence_reference(logits: Tensor, *, with_entropy: bool = False,
@@ -407,19 +337,3 @@ def confidence_reference(logits: Tensor, *, with_entropy: bool = False,
             gap = p[:, 0]
         margin = torch.where(valid, gap, nan)
     return ConfidenceOutput(token, prob, entropy, margin)
-
-
-# ============================================================================ dispatch
-def fused_confidence(logits: Tensor, *, with_entropy: bool = False, with_margin: bool = False,
-                     backend: str = "auto") -> ConfidenceOutput:
-    """Greedy token and confidence statistics of every row of ``logits`` [N, V].
-
-    ``backend``: ``"triton"`` (the fused kernel; CUDA, or CPU under ``TRITON_INTERPRET=1``),
-    ``"torch"`` (``confidence_reference``) or ``"auto"`` (``MERCURY_KERNELS`` if set, else
-    Triton for CUDA tensors when installed, torch otherwise). See the module docstring for
-    NaN/-inf handling.
-    """
-    _check_logits(logits)
-    if resolve_backend(backend, logits.device) == "triton":
-        return confidence_triton(logits, with_entropy=with_entropy, with_margin=with_margin)
-    return confidence_reference(logits, with_entropy=with_entropy, with_margin=with_margin)

@@ -8,7 +8,7 @@ vocabulary in ``BLOCK_V`` chunks, computes each [BLOCK_N, BLOCK_V] chunk of logi
 ``tl.dot`` over the hidden size in ``BLOCK_D`` steps (fp32 accumulation), and folds it into the
 same online-softmax statistics as ``mercury_engine.kernels.confidence`` (running max, sum of exp,
 argmax, entropy and second-largest terms). For few rows the vocabulary is also split across
-programs and the per-split statistics merged by the confidence op's merge kernel.
+programs and the per-split statistics merged by ``confidence.merge_splits_kernel``.
 
 Precision. The kernel keeps the logits in fp32 (fp32 accumulation of the products of the
 input values; fp32 inputs use IEEE fp32 dot products, never TF32). ``nn.Linear`` rounds its
@@ -30,7 +30,8 @@ greatest and ties to the lowest index; -inf has probability 0; rows with NaN, +i
 -inf have NaN prob/entropy/margin).
 
 Inputs: ``hidden`` [N, D] and ``weight`` [V, D], the same dtype (float32, bfloat16 or float16),
-the same device, last dimension contiguous, non-empty. Outputs as ``fused_confidence``.
+the same device, last dimension contiguous, non-empty. Outputs: ``token`` [N] int64, ``prob``
+[N] fp32, ``entropy`` [N] fp32 or None, ``margin`` [N] fp32 or None (``ConfidenceOutput``).
 """
 
 from __future__ import annotations

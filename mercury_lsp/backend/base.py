@@ -1,20 +1,13 @@
-"""What a backend is: where completions and next edits come from, in the daemon's terms.
+"""A backend's failures in the HTTP API's terms, its queue limits and its status.
 
-A backend takes an ``InfillSpec`` (text in) and returns an ``InfillOutcome`` (text out), and a
-``NextEditQuery`` for a ``NextEditResult``. Its failures are the typed errors below; the HTTP
-layer maps them onto status codes, the language server onto "no suggestion".
+``RemoteApi`` raises the errors below; a session (``backend.session``) turns them into the
+engine's (``EngineError``, ``EngineCancelled``), and ``SharedBackend`` turns a session's errors
+back into these, which the HTTP layer maps onto status codes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
-
 import msgspec
-
-if TYPE_CHECKING:
-    from mercury_lsp.engine_client import CancelToken
-    from mercury_lsp.next_edit import NextEditQuery
-    from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult
 
 
 class BackendError(Exception):
@@ -61,11 +54,3 @@ class BackendStatus(msgspec.Struct, kw_only=True):
     message: str = ""
     context_tokens: int | None = None
     chars_per_token: float | None = None
-
-
-class Backend(Protocol):
-    async def start(self) -> None: ...
-    def status(self) -> BackendStatus: ...
-    async def infill(self, spec: InfillSpec, cancel: CancelToken) -> InfillOutcome: ...
-    async def next_edit(self, query: NextEditQuery, cancel: CancelToken) -> NextEditResult: ...
-    async def close(self) -> None: ...

@@ -1,157 +1,136 @@
-"""The in-process engine as a backend, shared by every HTTP client (and the language server in
-the same process).
+"""The in-process engine as a ``Session``: ``LocalSession`` (one loaded ``mercury_engine.Engine``)
+and ``LocalOpener``, which loads it on the ``EngineClient``'s worker.
 
-The model loads once through ``EngineClient``. Requests then run on a bounded pool of threads
-that call the engine's thread-safe fast path at the same time: the engine's scheduler
-(``Engine.scheduler``) admits every request in flight into the same denoising steps, so
-concurrent clients share forwards instead of queueing behind one worker. ``Admission`` bounds
-the pool and its waiting line; each request's cancel token (set when its client disconnects,
-or by its deadline) is checked by the scheduler before every step.
+Everything the engine can do, it does here: infill with per-token confidences, and next edit's
+model steps (``edit_model``: masked refill, span scoring, token probabilities). Retrieved
+context goes in the model's window before the prefix (as comments of the document's language,
+``backend.retrieved``), within what the window leaves: the chunks that do not fit are left out
+whole, the prefix and suffix are never cut for them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING
 
-from mercury_lsp.backend.admission import Admission
-from mercury_lsp.backend.base import (
-    BackendError,
-    BackendStatus,
-    Cancelled,
-    DeadlineExceeded,
-    InvalidInput,
-    NotReady,
-    QueueLimits,
-)
-from mercury_lsp.engine_client import (
-    CancelToken,
-    EngineCancelled,
-    EngineClient,
-    EngineError,
-    EngineSession,
-    LoadSpec,
-)
-from mercury_lsp.next_edit import EngineEdits, NextEditQuery, predict, to_result
-from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult
-from mercury_lsp.syntax import Grammars
+from mercury_lsp.backend.retrieved import comment_block
+from mercury_lsp.backend.session import Capabilities, Report
+from mercury_lsp.engine_client import CancelToken, EngineClient, LoadSpec
+from mercury_lsp.next_edit import EngineEdits
+from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec, NextEditResult
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from mercury_engine import Engine, InfillResult
+    from mercury_lsp.next_edit import NextEditQuery
 
-# The scheduler's default: requests that share one denoising step (1 turns batching off).
-DEFAULT_BATCH = 16
+CALIBRATION_CHARS = 16_000  # of real code, to estimate characters per token once per model
+LOCAL = Capabilities(edit_model=True, next_edit=False, token_confidence=True, exact_tokens=True)
 
 
-def model_id(path_or_name: str) -> str:
-    """The id clients name the model by: the checkpoint directory's name."""
-    return Path(path_or_name).name or path_or_name
+class LocalSession:
+    """One loaded engine (worker threads only)."""
+    capabilities = LOCAL
+
+    def __init__(self, engine: Engine, info: EngineInfo) -> None:
+        self.engine = engine  # for feature jobs and tests that need more than the session
+        self.info = info
+        self.edit_model = EngineEdits(engine)
+
+    @property
+    def context_tokens(self) -> int:
+        return self.engine.context_tokens
+
+    @property
+    def chars_per_token(self) -> float:
+        return self.info.chars_per_token
+
+    def count_tokens(self, text: str) -> int:
+        return self.engine.count_tokens(text)
+
+    def close(self) -> None:
+        """Stop the engine's scheduler thread (it holds the model) so the model can be freed."""
+        self.engine.close()
+
+    def next_edit(self, query: NextEditQuery, cancel: CancelToken | None) -> NextEditResult | None:
+        return None  # predicted in the daemon, with ``edit_model``
+
+    def infill(self, spec: InfillSpec, cancel: CancelToken | None) -> InfillOutcome:
+        t0 = time.perf_counter()
+        prefix = self._retrieved(spec) + spec.prefix
+        result: InfillResult = self.engine.infill(prefix, spec.suffix, spec.max_tokens, spec.options, cancel=cancel)
+        return InfillOutcome(
+            text=result.text, tokens=len(result.token_ids), mean_confidence=result.mean_confidence,
+            stop_reason=result.stop_reason, steps=result.steps, forwards=result.forwards,
+            prompt_tokens=result.prompt_tokens, trimmed=result.trimmed,
+            elapsed_ms=(time.perf_counter() - t0) * 1000, confidences=tuple(result.confidences),
+            token_ends=self._token_ends(result.token_ids, result.text))
+
+    def _retrieved(self, spec: InfillSpec) -> str:
+        """The chunks that fit beside the prefix, span and suffix in the model's window."""
+        if not spec.retrieved:
+            return ""
+        from mercury_engine.canvas import MAX_SPAN_SHARE  # torch: imported on the worker, with the engine
+
+        span = min(spec.max_tokens + 1, self.context_tokens // MAX_SPAN_SHARE)  # + 1: a healed boundary token
+        room = self.context_tokens - span - self.count_tokens(spec.prefix) - self.count_tokens(spec.suffix)
+        return comment_block(spec.retrieved, spec.uri, room, self.count_tokens) if room > 0 else ""
+
+    def _token_ends(self, ids: list[int], text: str) -> tuple[int, ...]:
+        """Where each token ends in ``text`` (empty when the decoded tokens do not spell it)."""
+        tok = self.engine.tokenizer
+        if not ids:
+            return ()
+        ends = tuple(len(tok.decode(ids[: i + 1])) for i in range(len(ids)))
+        return ends if text.startswith(tok.decode(ids[: len(ids)])[: len(text)]) else ()
 
 
-class LocalBackend:
-    def __init__(self, spec: LoadSpec, limits: QueueLimits = QueueLimits(), batch: int = DEFAULT_BATCH,
-                 client: EngineClient | None = None) -> None:
-        self.spec = spec
-        self.limits = limits
+class LocalOpener:
+    """Loads the engine a ``LoadSpec`` names (``loader``: ``Engine.load`` unless a test gives one);
+    ``batch``: requests sharing one denoising step (None: the scheduler's default)."""
+
+    def __init__(self, loader: Callable[..., Engine] | None = None, batch: int | None = None) -> None:
+        self.loader = loader
         self.batch = batch
-        self.client = client or EngineClient()
-        self.admission = Admission(limits.max_running, limits.max_waiting)
-        self._pool = ThreadPoolExecutor(max_workers=limits.max_running, thread_name_prefix="mercury-request")
-        self._session: EngineSession | None = None
-        self._grammars = Grammars()
-        self._edit_lock = threading.Lock()  # next edits hold the engine's lock: one at a time
-        self._load: asyncio.Task | None = None
 
-    # ------------------------------------------------------------------ lifecycle
-    async def start(self) -> None:
-        """Load the model (errors end in the ``error`` state, reported by ``status``)."""
+    def open(self, spec: LoadSpec, report: Report) -> LocalSession:
+        return load_session(spec, self.loader, self.batch)
+
+
+def local_client(loader: Callable[..., Engine] | None = None, batch: int | None = None) -> EngineClient:
+    """An ``EngineClient`` serving the in-process engine."""
+    return EngineClient(LocalOpener(loader, batch))
+
+
+def load_session(spec: LoadSpec, loader: Callable[..., Engine] | None = None,
+                 batch: int | None = None) -> LocalSession:
+    """Load the engine in this thread (the CLI's batch commands; the daemon uses ``EngineClient``)."""
+    t0 = time.perf_counter()
+    if loader is None:
+        from mercury_engine import Engine
+
+        loader = Engine.load
+    engine = loader(spec.model, device=spec.device, dtype=spec.dtype,
+                    context_tokens=spec.context_tokens, threads=spec.threads)
+    if batch is not None:
+        engine.scheduler.max_batch = batch
+    sample = _calibration_text()
+    cpt = len(sample) / max(1, engine.count_tokens(sample))
+    info = EngineInfo(model=str(engine.path or spec.model or "embedded"), device=str(engine.device),
+                      dtype=str(engine.dtype).removeprefix("torch."),
+                      context_tokens=int(engine.context_tokens), chars_per_token=round(cpt, 3),
+                      load_ms=round((time.perf_counter() - t0) * 1000, 1))
+    return LocalSession(engine, info)
+
+
+def _calibration_text() -> str:
+    here = Path(__file__).parents[1]
+    parts = []
+    for name in ("context.py", "documents.py", "completion/service.py"):
         try:
-            await self.client.load(self.spec)
-            session = await self.client.run(lambda s: s, CancelToken())
-            session.engine.scheduler.max_batch = self.batch
-            self._session = session
-        except EngineError:
-            return
-
-    def start_background(self, done: Callable[[BackendStatus], None] | None = None) -> None:
-        """Load in the background; ``done(status)`` when it is ready or has failed."""
-        async def load() -> None:
-            await self.start()
-            if done is not None:
-                done(self.status())
-
-        self._load = asyncio.ensure_future(load())
-
-    def status(self) -> BackendStatus:
-        info = self.client.info
-        state = "ready" if self._session is not None else ("error" if self.client.state == "error" else "loading")
-        return BackendStatus(
-            state=state, model=model_id(info.model if info else (self.spec.model or "embedded")),
-            running=self.admission.running, waiting=self.admission.waiting,
-            max_running=self.admission.max_running, max_waiting=self.admission.max_waiting,
-            message=self.client.error or "", context_tokens=info.context_tokens if info else None,
-            chars_per_token=info.chars_per_token if info else None)
-
-    async def close(self) -> None:
-        if self._load is not None:
-            self._load.cancel()
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self.client.close()
-
-    # ------------------------------------------------------------------ requests
-    async def _call(self, fn: Callable[[EngineSession], T], cancel: CancelToken) -> T:
-        session = self._session
-        if session is None:
-            st = self.status()
-            raise NotReady(f"the model failed to load: {st.message}" if st.state == "error"
-                           else "the model is still loading; retry shortly")
-        await self.admission.acquire(cancel.deadline)
-        loop = asyncio.get_running_loop()
-
-        def job() -> T:
-            from mercury_engine.errors import CancelledError, InvalidRequestError
-            from mercury_engine.errors import EngineError as EngineFailure
-
-            try:
-                return fn(session)
-            except CancelledError as exc:  # the engine's errors, in the daemon's terms
-                raise EngineCancelled(str(exc)) from None
-            except InvalidRequestError as exc:
-                raise InvalidInput(str(exc)) from None
-            except EngineFailure as exc:
-                raise BackendError(f"the engine failed: {exc}") from None
-
-        async def run() -> T:
-            try:
-                return await loop.run_in_executor(self._pool, job)
-            finally:  # the slot frees when the engine is done with the request, not before
-                self.admission.release()
-
-        task = asyncio.ensure_future(run())
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved when abandoned
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            cancel.cancel()  # the scheduler drops it before its next step
-            raise
-        except EngineCancelled:
-            if cancel.deadline is not None and time.monotonic() >= cancel.deadline:
-                raise DeadlineExceeded("the request ran past its deadline") from None
-            raise Cancelled("the request was cancelled") from None
-        except EngineError as exc:  # raised by the daemon's own code around the engine
-            raise BackendError(str(exc)) from None
-
-    async def infill(self, spec: InfillSpec, cancel: CancelToken) -> InfillOutcome:
-        return await self._call(lambda s: s.infill(spec, cancel), cancel)
-
-    async def next_edit(self, query: NextEditQuery, cancel: CancelToken) -> NextEditResult:
-        def job(session: EngineSession) -> NextEditResult:
-            with self._edit_lock:
-                outcome = predict(query, EngineEdits(session.engine), self._grammars, cancel)
-            return to_result(outcome, query, model_id(session.info.model))
-
-        return await self._call(job, cancel)
+            parts.append((here / name).read_text(encoding="utf-8"))
+        except OSError:
+            continue
+    text = "".join(parts)[:CALIBRATION_CHARS]
+    return text or "def add(a, b):\n    return a + b\n" * 64

@@ -1,12 +1,16 @@
-"""A remote backend: completions and next edits from another server, over HTTP (httpx).
+"""A remote backend's wire: completions and next edits from another server, over HTTP (httpx).
 
-``api`` says which protocol the server speaks:
+``RemoteApi`` is the asynchronous client ``backend.remote_session.RemoteSession`` drives. ``api``
+says which protocol the server speaks:
 
 - ``mercury``: a shared ``mercury-lsp http`` — ``/v1/completions`` (prompt + suffix, with the
-  engine's preset and single-line mode) and ``/v1/next-edit`` (every location at once);
+  engine's preset and single-line mode, and the retrieved chunks in the ``retrieved`` field) and
+  ``/v1/next-edit`` (every location at once);
 - ``openai-fim``: an OpenAI-compatible server for a fill-in-the-middle model (vLLM, SGLang,
-  llama.cpp's server) — ``/v1/completions`` with the prompt written in ``promptFormat``;
-- ``inception``: Inception's API — ``/v1/fim/completions`` (prompt + suffix).
+  llama.cpp's server) — ``/v1/completions`` with the prompt written in ``promptFormat`` (the
+  retrieved chunks in it, as that model family reads other files: ``backend.prompts``);
+- ``inception``: Inception's API — ``/v1/fim/completions`` (prompt + suffix; the retrieved
+  chunks as comments before the prompt).
 
 For ``openai-fim`` and ``inception``, ``next_edit`` answers None: those servers cannot score
 masked spans, so the caller keeps the syntax's locations with the user's own text. Every
@@ -23,13 +27,13 @@ import msgspec
 
 from mercury_lsp.backend.base import (
     BackendError,
-    BackendStatus,
     Cancelled,
     DeadlineExceeded,
     Overloaded,
     Unavailable,
 )
 from mercury_lsp.backend.prompts import FORMATS, apply_stop, build_prompt, clean_completion
+from mercury_lsp.backend.retrieved import comment_block
 from mercury_lsp.config import BackendSettings
 from mercury_lsp.documents import units_len
 from mercury_lsp.engine_client import CancelToken
@@ -70,7 +74,7 @@ class _Models(msgspec.Struct):
     data: list[_Card]
 
 
-class RemoteBackend:
+class RemoteApi:
     def __init__(self, settings: BackendSettings, client: httpx.AsyncClient | None = None) -> None:
         self.settings = settings
         self.url = (settings.url or (INCEPTION_URL if settings.api == "inception" else "")).rstrip("/")
@@ -80,14 +84,12 @@ class RemoteBackend:
         self.model = settings.model or (INCEPTION_MODEL if settings.api == "inception" else "")
         self.context_tokens = settings.context_tokens
         self.chars_per_token = DEFAULT_CHARS_PER_TOKEN
-        self.state = "idle"
-        self.error = ""
+        self.error = ""  # why the start-up probe failed ("": it did not)
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         """Ask the server what it serves (``/v1/models``); a server that is down now is not an
         error yet: requests report it when they fail."""
-        self.state = "ready"
         if self.settings.api == "inception":
             return
         try:
@@ -105,10 +107,6 @@ class RemoteBackend:
             self.context_tokens = card.context_tokens
         if card.chars_per_token:
             self.chars_per_token = card.chars_per_token
-
-    def status(self) -> BackendStatus:
-        return BackendStatus(state=self.state, model=self.model or "remote", message=self.error,
-                             context_tokens=self.context_tokens, chars_per_token=self.chars_per_token)
 
     async def close(self) -> None:
         await self._client.aclose()
@@ -135,22 +133,25 @@ class RemoteBackend:
     async def infill(self, spec: InfillSpec, cancel: CancelToken) -> InfillOutcome:
         t0 = time.perf_counter()
         api = self.settings.api
-        body: dict = {"max_tokens": spec.max_tokens, "temperature": spec.temperature}
+        opts = spec.options
+        body: dict = {"max_tokens": spec.max_tokens, "temperature": opts.temperature}
         if self.model:
             body["model"] = self.model
         stop: list[str] = []
         if api == "mercury":
             path = "/v1/completions"
-            body.update(prompt=spec.prefix, suffix=spec.suffix, seed=spec.seed, preset=spec.preset,
-                        single_line=spec.single_line)
+            body.update(prompt=spec.prefix, suffix=spec.suffix, seed=opts.seed or 0, preset=opts.preset,
+                        single_line=opts.single_line)
+            if spec.retrieved:
+                body["retrieved"] = msgspec.to_builtins(spec.retrieved)
         elif api == "inception":
             path = "/v1/fim/completions"
-            body.update(prompt=spec.prefix, suffix=spec.suffix)
+            body.update(prompt=comment_block(spec.retrieved, spec.uri) + spec.prefix, suffix=spec.suffix)
         else:
             path = "/v1/completions"
             fmt = self.settings.prompt_format
             stop = list(FORMATS[fmt].stop)
-            body.update(prompt=build_prompt(fmt, spec.prefix, spec.suffix), stop=stop)
+            body.update(prompt=build_prompt(fmt, spec.prefix, spec.suffix, spec.retrieved, spec.uri), stop=stop)
         try:
             answer = msgspec.json.decode(await self._post(path, body, cancel), type=_Completion)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -196,4 +197,4 @@ def _error_message(r: httpx.Response) -> str:
         return r.reason_phrase
 
 
-__all__ = ["BackendError", "RemoteBackend"]
+__all__ = ["BackendError", "RemoteApi"]

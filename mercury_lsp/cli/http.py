@@ -104,13 +104,14 @@ def _run_http(args: argparse.Namespace) -> int:
 async def serve(settings: HttpSettings, args: argparse.Namespace) -> int:
     import uvicorn
 
-    from mercury_lsp.backend.local import DEFAULT_BATCH, LocalBackend
+    from mercury_lsp.backend.local import local_client
+    from mercury_lsp.backend.shared import SharedBackend
     from mercury_lsp.engine_client import LoadSpec
     from mercury_lsp.http.app import build_app
     from mercury_lsp.http.security import protocol_with_header_timeout
 
     spec = LoadSpec(args.model, args.device, args.dtype, args.threads)
-    backend = LocalBackend(spec, settings.queue, batch=args.batch or DEFAULT_BATCH)
+    backend = SharedBackend(local_client(batch=args.batch), spec, settings.queue)
     app = build_app(backend, settings)
     limits = settings.limits
     config = uvicorn.Config(app, host=settings.host, port=settings.port, loop="none",

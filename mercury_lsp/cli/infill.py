@@ -99,45 +99,46 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(dataclasses.asdict(result), indent=2))
     else:
-        sys.stdout.write(result.text)
-        if not result.text.endswith("\n"):
-            sys.stdout.write("\n")
+        show(args, result.text)
     return 0
+
+
+def show(args: argparse.Namespace, text: str) -> None:
+    """Where the fill goes on stderr (``FILE:LINE:COL``, as compilers point at a place), then the
+    fill itself on stdout, alone (for scripts and pipes)."""
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    what = f"{len(text)} characters on {lines} line{'s' if lines != 1 else ''}" if text else "nothing to fill here"
+    print(f"{args.file}:{args.line}:{args.col}: {what}{':' if text else ''}", file=sys.stderr, flush=True)
+    if text:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def run_remote(args: argparse.Namespace, prefix: str, suffix: str) -> int:
     """The same infill from a remote backend (``--backend``); nothing is loaded here."""
-    import asyncio
-
     import msgspec
 
-    from mercury_lsp.backend.base import BackendError
-    from mercury_lsp.backend.remote import RemoteBackend
+    from mercury_engine import InfillOptions
+    from mercury_lsp.backend.remote_session import RemoteSession
     from mercury_lsp.config import BackendSettings
-    from mercury_lsp.engine_client import CancelToken
+    from mercury_lsp.engine_client import CancelToken, EngineError
     from mercury_lsp.schema import InfillSpec
 
     try:
         settings = msgspec.json.decode(args.backend, type=BackendSettings)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise UsageError(f"--backend: {exc}") from None
-    spec = InfillSpec(prefix=prefix, suffix=suffix, max_tokens=args.max_tokens, temperature=args.temperature,
-                      seed=args.seed or 0)
-
-    async def infill():
-        backend = RemoteBackend(settings)
-        try:
-            await backend.start()
-            return await backend.infill(spec, CancelToken())
-        finally:
-            await backend.close()
-
+    spec = InfillSpec(prefix=prefix, suffix=suffix, max_tokens=args.max_tokens,
+                      options=InfillOptions(temperature=args.temperature, seed=args.seed or 0),
+                      uri=args.file.resolve().as_uri())
+    session = RemoteSession(settings, report=lambda message: None)  # a failure is this command's error
     try:
-        outcome = asyncio.run(infill())
-    except BackendError as exc:
+        outcome = session.infill(spec, CancelToken())
+    except EngineError as exc:
         raise UsageError(f"--backend: {exc}") from None
+    finally:
+        session.close()
     if args.json:
         print(msgspec.json.encode(outcome).decode())
     else:
-        sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+        show(args, outcome.text)
     return 0

@@ -151,11 +151,11 @@ def _load_model(args: argparse.Namespace):
     """(EditModel or None, session or None, model name)."""
     if getattr(args, "no_model", False):
         return None, None, "none (syntax only)"
-    from mercury_lsp.engine_client import LoadSpec, load_session
-    from mercury_lsp.next_edit import EngineEdits
+    from mercury_lsp.backend.local import load_session
+    from mercury_lsp.engine_client import LoadSpec
 
     session = load_session(LoadSpec(args.model, args.device, args.dtype, threads=args.threads))
-    return EngineEdits(session.engine), session, session.info.model
+    return session.edit_model, session, session.info.model
 
 
 def finish(args: argparse.Namespace, report: Report) -> int:
@@ -301,7 +301,7 @@ def run_fill(args: argparse.Namespace) -> int:
             changes: list[FileChange] = fill(sources, session, grammars, max_tokens=args.max_tokens,
                                              min_confidence=args.min_confidence, jobs=args.jobs,
                                              preset=args.preset, progress=tick, stats=stats,
-                                             retrieved=memory.block if memory else None, retrieval_share=share)
+                                             retrieved=memory.chunks if memory else None, retrieval_share=share)
     finally:
         if memory is not None:
             memory.close()

@@ -15,19 +15,23 @@ becomes ``return func``); ``"drop"`` drops it. The guard decides every text show
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mercury_lsp.completion.accept import confident_length
 from mercury_lsp.completion.choose import MemoryRequest, choose, memory_candidates, name_checker
 from mercury_lsp.completion.indent import fit_indent
 from mercury_lsp.completion.rank import DocNames, Draft, rank
-from mercury_lsp.completion.retrieved import context_block
+from mercury_lsp.completion.retrieved import seam_chunks
 from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance, shape, suffix_overlap
 from mercury_lsp.config import Settings
 from mercury_lsp.context import Budget, Window, build_window
 from mercury_lsp.documents import DocumentSnapshot
-from mercury_lsp.engine_client import CancelToken, EngineSession
-from mercury_lsp.schema import InfillOutcome, InfillSpec, SpanKind
+from mercury_lsp.engine_client import CancelToken
+from mercury_lsp.schema import InfillOutcome, InfillSpec, RetrievedChunk, SpanKind
 from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard
+
+if TYPE_CHECKING:
+    from mercury_lsp.backend.session import Session
 
 GUARD_MAX_TRIES = 6  # parses the guard may spend on one suggestion (each costs a re-parse)
 # The prefix fallback's own parse budget, longest prefix first. In the lsp_latency trace (160 s,
@@ -52,7 +56,7 @@ class PipelineResult:
     gated: bool = False  # the precision gate held back the best candidate
 
 
-def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, settings: Settings,
+def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings: Settings,
                  grammars: Grammars, cancel: CancelToken | None, memory: MemoryRequest | None = None) -> PipelineResult:
     """Runs on the engine worker thread: parse, window, memory candidates, (infill), rank, gate,
     shape, trim, guard."""
@@ -75,12 +79,10 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
     drafts = settings.completion.model_drafts
     if drafts == "always" or (drafts == "fallback" and (not ranked or ranked[0].probability
                                                          < settings.completion.min_probability)):
-        retrieved = _retrieved(memory, settings, snap, cursor, window, share,
-                               session.context_tokens * session.chars_per_token)
-        spec = InfillSpec(prefix=retrieved + window.prefix, suffix=window.suffix, max_tokens=window.max_tokens,
-                          preset=settings.preset, sampler=settings.sampler, temperature=settings.temperature,
-                          single_line=window.kind == "line", context_reuse=settings.context_cache,
-                          context_scope=snap.uri)  # a daemon shared by editors: each document reuses its own
+        # a daemon shared by editors: each document reuses its own context
+        options = settings.infill_options(single_line=window.kind == "line", context_scope=snap.uri)
+        spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens, options=options,
+                          uri=snap.uri, retrieved=_retrieved(memory, settings, snap, cursor, window, share))
         outcome = session.infill(spec, cancel)
         shaped = shape(outcome.text, window, settings.context.max_lines)
         draft = fit_indent(shaped, line_before)
@@ -109,14 +111,15 @@ def run_pipeline(session: EngineSession, snap: DocumentSnapshot, cursor: int, se
 
 
 def _retrieved(memory: MemoryRequest | None, settings: Settings, snap: DocumentSnapshot, cursor: int, window: Window,
-               share: float, window_chars: float) -> str:
-    """The retrieved-context block for the model's window (empty without the memory or a share)."""
+               share: float) -> tuple[RetrievedChunk, ...]:
+    """The memory's retrieved context for the model (none without the memory or a share; the
+    window was built smaller by that share, and the backend fits the chunks in what is left)."""
     if memory is None or share <= 0:
-        return ""
+        return ()
     opts = settings.memory
     chunks = memory.memory.retrieve(memory.context(snap.uri, snap.text, cursor, window.replace_end),
                                     memory.open_docs, opts.chunks, opts.definitions)
-    return context_block(chunks, memory.grammar, int(window_chars * share), memory.memory.roots)
+    return seam_chunks(chunks, memory.memory.roots)
 
 
 def finish(text: str, snap: DocumentSnapshot, tree, data: bytes | None, window: Window,

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mercury_lsp.backend.base import Backend
+from mercury_lsp.backend.shared import SharedBackend
 from mercury_lsp.http.completions import completions
 from mercury_lsp.http.context import ApiContext
 from mercury_lsp.http.edits import edit_completions, next_edit
@@ -67,7 +67,7 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return error_response(500, "internal server error", "server_error")
 
 
-def build_app(backend: Backend, settings: HttpSettings) -> Starlette:
+def build_app(backend: SharedBackend, settings: HttpSettings) -> Starlette:
     routes = [
         Route("/v1/completions", completions, methods=["POST"]),
         Route("/v1/fim/completions", completions, methods=["POST"]),

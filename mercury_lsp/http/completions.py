@@ -16,7 +16,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from mercury_engine.options import PRIVATE_SCOPE
+from mercury_engine.options import PRIVATE_SCOPE, InfillOptions
 from mercury_lsp.backend.base import BackendError
 from mercury_lsp.backend.prompts import apply_stop, parse_prompt
 from mercury_lsp.engine_client import CancelToken
@@ -47,9 +47,11 @@ def to_spec(req: CompletionRequest, ctx: ApiContext) -> InfillSpec:
         raise ApiError(400, f"the prompt is a fill-in-the-middle prompt ({parsed.format} format) and a suffix "
                        "was given too; send one or the other", param="suffix", code="ambiguous_suffix")
     prefix, suffix = parsed.prefix, parsed.suffix if parsed.format is not None else (req.suffix or "")
+    retrieved = (*parsed.retrieved, *req.retrieved)
     limits = ctx.settings.limits
-    if len(prefix) + len(suffix) > limits.max_prompt_chars:
-        raise ApiError(400, f"prompt and suffix have {len(prefix) + len(suffix)} characters; the limit is "
+    size = len(prefix) + len(suffix) + sum(len(c.text) for c in retrieved)
+    if size > limits.max_prompt_chars:
+        raise ApiError(400, f"prompt, suffix and retrieved context have {size} characters; the limit is "
                        f"{limits.max_prompt_chars}", param="prompt", code="context_length_exceeded")
     max_tokens = req.max_tokens if req.max_tokens is not None else min(limits.default_max_tokens,
                                                                        limits.max_tokens)
@@ -58,9 +60,9 @@ def to_spec(req: CompletionRequest, ctx: ApiContext) -> InfillSpec:
                        param="max_tokens", code="invalid_value")
     if ctx.settings.debug_log_user_code:
         log.info("completion request (%s format): prefix %r suffix %r", parsed.format, prefix[-200:], suffix[:200])
-    return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens,
-                      preset=req.preset or ctx.settings.preset, temperature=req.temperature or 0.0,
-                      seed=req.seed or 0, single_line=req.single_line, context_scope=context_scope(req.user))
+    options = InfillOptions(preset=req.preset or ctx.settings.preset, temperature=req.temperature or 0.0,
+                            seed=req.seed or 0, single_line=req.single_line, context_scope=context_scope(req.user))
+    return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens, options=options, retrieved=retrieved)
 
 
 def context_scope(user: str | None) -> str:

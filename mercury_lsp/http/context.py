@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from mercury_lsp.backend.base import Backend, NotReady
+from mercury_lsp.backend.base import NotReady
+from mercury_lsp.backend.shared import SharedBackend
 from mercury_lsp.engine_client import CancelToken
 from mercury_lsp.http.errors import ApiError, from_backend
 from mercury_lsp.http.settings import HttpSettings
@@ -13,7 +14,7 @@ from mercury_lsp.http.settings import HttpSettings
 
 @dataclass
 class ApiContext:
-    backend: Backend
+    backend: SharedBackend
     settings: HttpSettings
 
     @property

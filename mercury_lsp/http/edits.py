@@ -14,7 +14,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from mercury_engine.options import PRIVATE_SCOPE
+from mercury_engine.options import PRIVATE_SCOPE, InfillOptions
 from mercury_lsp.backend.base import BackendError
 from mercury_lsp.documents import PositionEncoding, PositionError, index_of_units
 from mercury_lsp.http.completions import completion_id
@@ -139,9 +139,10 @@ async def edit_completions(request: Request) -> Response:
             new_region = apply_edits(region, [(s - base, t - base, new) for s, t, new in edits])
         else:  # nothing follows from the history: complete at the cursor
             max_tokens = min(req.max_tokens or ctx.settings.limits.default_max_tokens, ctx.settings.limits.max_tokens)
+            options = InfillOptions(preset=ctx.settings.preset, temperature=req.temperature or 0.0, seed=0,
+                                    single_line=True, context_scope=PRIVATE_SCOPE)
             spec = InfillSpec(prefix=prompt.text[:prompt.cursor], suffix=prompt.text[prompt.cursor:],
-                              max_tokens=max_tokens, preset=ctx.settings.preset,
-                              temperature=req.temperature or 0.0, single_line=True, context_scope=PRIVATE_SCOPE)
+                              max_tokens=max_tokens, options=options)
             outcome = await until_disconnect(request, ctx.backend.infill(spec, cancel), cancel)
             at = prompt.cursor - prompt.region[0]
             new_region = region[:at] + outcome.text + region[at:]

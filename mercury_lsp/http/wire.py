@@ -16,11 +16,14 @@ import msgspec
 from msgspec import Meta
 
 from mercury_lsp.config import NextEditOptions
-from mercury_lsp.schema import NextEditResult, TextPosition
+from mercury_lsp.schema import NextEditResult, RetrievedChunk, TextPosition
 
 # OpenAI allows at most 4 stop sequences (vLLM enforces it; Zed keeps within it).
 MAX_STOP_SEQUENCES = 4
 MAX_STOP_CHARS = 64
+# Retrieved chunks one completion may carry: far more than a window holds (their text counts
+# toward the prompt's character limit too).
+MAX_RETRIEVED_CHUNKS = 64
 
 Temperature = Annotated[float, Meta(ge=0.0, le=2.0)]
 Stop = Annotated[str, Meta(max_length=MAX_STOP_CHARS)]
@@ -45,10 +48,12 @@ class CompletionRequest(msgspec.Struct, kw_only=True, frozen=True):
     n: Annotated[int, Meta(ge=1, le=1)] = 1  # one choice per request
     echo: Literal[False] = False
     user: str | None = None  # accepted and ignored
-    # Extensions (what the language server's remote backend sends): the engine's preset and
-    # its single-line mode (end the completion after its first line of text).
+    # Extensions (what the language server's remote backend sends): the engine's preset, its
+    # single-line mode (end the completion after its first line of text), and code retrieved from
+    # other files of the repository (most relevant first; the model reads what fits its window).
     preset: Literal["fast", "balanced", "quality"] | None = None
     single_line: bool = False
+    retrieved: Annotated[list[RetrievedChunk], Meta(max_length=MAX_RETRIEVED_CHUNKS)] = []
 
 
 class ChatMessage(msgspec.Struct, kw_only=True, frozen=True):

@@ -17,6 +17,9 @@ from mercury_lsp.documents import PositionEncoding
 from mercury_lsp.engine_client import EngineCancelled
 from mercury_lsp.schema import EditKind, EditSource, NextEditTimings
 
+# The kinds of edits that repeat the user's edit elsewhere (not a follow-up the syntax ties).
+REPEAT_KINDS: frozenset[EditKind] = frozenset({"repeat", "line-repeat", "move", "supersede"})
+
 
 @dataclass(frozen=True)
 class DocState:
@@ -66,6 +69,7 @@ class Prediction:
     source: EditSource
     old_text: str
     model_text: str = ""  # what the model's refill said (for reports)
+    rule: str = ""  # the code of the rule that predicted it (set by the pipeline)
 
 
 @dataclass

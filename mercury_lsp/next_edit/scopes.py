@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 
 from mercury_lsp.next_edit.query import DocState
-from mercury_lsp.next_edit.rules import TOKEN, line_bounds
-from mercury_lsp.next_edit.text import diff_region
+from mercury_lsp.next_edit.text import TOKEN, diff_region, line_bounds
 from mercury_lsp.next_edit.tree import ParsedDoc, enclosing
 
 # Node types (any grammar) that open a function scope.

@@ -11,7 +11,7 @@ files that are not open, for the request's document version; none is sent once t
 moved on or a newer request for it superseded the old one.
 
 LSP-free except for the shapes it returns (``WorkspaceEdit``) and the JSON-RPC errors it raises
-(``StaleVersion``: ContentModified; InvalidParams); the handlers are in ``next_edit.handlers``.
+(``StaleVersion``: ContentModified; InvalidParams); the handlers are in ``server.handlers.next_edit``.
 """
 
 from __future__ import annotations
@@ -20,20 +20,24 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import msgspec
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from mercury_lsp import __version__
-from mercury_lsp.backend.lsp import RemoteSession
 from mercury_lsp.config import NextEditOptions, Settings
 from mercury_lsp.documents import Document, DocumentStore, PositionEncoding, PositionError, units_len
-from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError, EngineSession
+from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError
+from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.next_edit.pipeline import predict, to_result
-from mercury_lsp.next_edit.query import DocState, EngineEdits, NextEditQuery
+from mercury_lsp.next_edit.query import DocState, NextEditQuery
 from mercury_lsp.schema import NextEditResult, NextEditUpdate, PredictedEdit, VersionedDocument
 from mercury_lsp.syntax import Grammars
+
+if TYPE_CHECKING:
+    from mercury_lsp.backend.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,19 @@ CROSS_FILE_UPDATE = 2  # the answer is part 1 of a next-edit result; the workspa
 class StaleVersion(JsonRpcException):
     CODE = CONTENT_MODIFIED
     MESSAGE = "ContentModified"
+
+
+def run_prediction(session: Session, query: NextEditQuery, grammars: Grammars, cancel: CancelToken | None,
+                   model: str | None = None) -> NextEditResult:
+    """One prediction on a worker: the backend's own when it predicts next edits, else the
+    pipeline here with the session's edit model (None: the syntax alone); ``model``: the name the
+    result gives (default: the session's)."""
+    if session.capabilities.next_edit:
+        remote = session.next_edit(query, cancel)
+        if remote is not None:
+            return remote
+    outcome = predict(query, session.edit_model, grammars, cancel)
+    return to_result(outcome, query, model if model is not None else session.info.model)
 
 
 def doc_state(doc: Document, history_records, max_records: int) -> DocState:
@@ -82,6 +99,8 @@ class NextEditService:
         # uri -> (the (uri, version) of every document the prediction read, options, result)
         self._cache: dict[str, tuple[tuple, NextEditOptions, NextEditResult]] = {}
         self._slots: dict[str, CancelToken] = {}
+        # Content exclusion (the server sets one that knows the workspace roots).
+        self.exclusion: Callable[[], Exclusion] = lambda: Exclusion.from_settings(self.settings())
         self._update_slots: dict[str, CancelToken] = {}  # the background part 2 per document
         self._update_tasks: set[asyncio.Task] = set()
 
@@ -104,10 +123,13 @@ class NextEditService:
 
     # ------------------------------------------------------------------ predict
     def _read(self, doc: Document) -> list[Document]:
-        """The open documents a prediction for ``doc`` reads: ``doc`` and those of its language."""
+        """The open documents a prediction for ``doc`` reads: ``doc`` and those of its language
+        (never an excluded one: its text would reach the model, or a remote backend)."""
         limit = self.settings().syntax_max_bytes
+        excluded = self.exclusion().excludes
         return [d for d in self.docs
-                if d is doc or (d.grammar is not None and d.grammar == doc.grammar and len(d.text) <= limit)]
+                if d is doc or (d.grammar is not None and d.grammar == doc.grammar and len(d.text) <= limit
+                                and not excluded(d.uri))]
 
     def _query(self, doc: Document, cursor: int, read: list[Document]) -> NextEditQuery:
         store = self.docs
@@ -137,7 +159,8 @@ class NextEditService:
         except PositionError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         empty = NextEditResult(edits=[], version=__version__, position_encoding=enc.value)
-        if not self.engine.ready or not settings.language_enabled(doc.language_id):
+        if (not self.engine.ready or not settings.language_enabled(doc.language_id)
+                or not self.exclusion().enabled(doc.uri, doc.language_id)):
             return empty
         docs = self._read(doc)
         later = update and self._updates()
@@ -155,8 +178,8 @@ class NextEditService:
         self._slots[uri] = token
         more = None if later else self.more_documents
 
-        def job(session: EngineSession) -> NextEditResult:
-            return self._run(session, more(query) if more is not None else query, token)
+        def job(session: Session) -> NextEditResult:
+            return run_prediction(session, more(query) if more is not None else query, self.grammars, token)
 
         try:
             result = await self.engine.run(job, token)
@@ -184,15 +207,6 @@ class NextEditService:
             self._cache.pop(next(iter(self._cache)))
         return result
 
-    def _run(self, session: EngineSession, q: NextEditQuery, token: CancelToken) -> NextEditResult:
-        """One prediction on the engine worker (a remote backend predicts, or the syntax alone)."""
-        if isinstance(session, RemoteSession):
-            remote = session.next_edit(q, token)
-            if remote is not None:
-                return remote
-            return to_result(predict(q, None, self.grammars, token), q, session.info.model)
-        return to_result(predict(q, EngineEdits(session.engine), self.grammars, token), q, session.info.model)
-
     # ------------------------------------------------------------------ the second update
     def _schedule_update(self, doc: Document, query: NextEditQuery) -> None:
         old = self._update_slots.pop(doc.uri, None)
@@ -210,13 +224,13 @@ class NextEditService:
         known = {d.uri for d in query.docs}
         model = ""
 
-        def job(session: EngineSession) -> list[PredictedEdit]:
+        def job(session: Session) -> list[PredictedEdit]:
             nonlocal model
             model = session.info.model
             q = more(query)
             if len(q.docs) == len(query.docs):  # no workspace file mentions what the edits changed
                 return []
-            return [e for e in self._run(session, q, token).edits if e.uri not in known]
+            return [e for e in run_prediction(session, q, self.grammars, token).edits if e.uri not in known]
 
         try:
             edits = await self.engine.run(job, token)

@@ -1,5 +1,6 @@
-"""Plain-text helpers of next-edit: identifiers, the smallest diff between two texts and applying
-edits (code-point offsets throughout; lines and positions: ``mercury_lsp.text``)."""
+"""Plain-text helpers of next-edit: tokens and identifiers, lines and their indentation, the
+smallest diff between two texts and applying edits (code-point offsets throughout; lines and
+positions: ``mercury_lsp.text``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,20 @@ import keyword
 import re
 from collections.abc import Iterable
 
-# An import line (any grammar): a changed import is not a rename, whatever its names.
+# Tokens are words (identifiers, numbers) and single punctuation characters: a change read as
+# tokens does not depend on spacing.
+TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|\S")
+IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
+# Separators of a path: names joined by them are one reference (``log.Printf``, ``std::fs``).
+PATH_SEPARATORS = frozenset({".", ":"})
+# Keywords and literals of the project's languages: words that give code its shape, never names.
+KEYWORDS = frozenset("""def class return if elif else for while in not and or is except try with as
+import from lambda yield await async raise assert pass break continue del global func fn let const
+var mut pub use mod impl struct enum type interface new typeof instanceof throw case switch go defer
+range match select package self this super true false null nil None True False undefined""".split())
 # A string literal on one line (no escapes read: a quote inside one ends it early).
 QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
+# An import line (any grammar): a changed import is not a rename, whatever its names.
 IMPORT_LINE = re.compile(r"\s*(?:import\b|from\s+\S+\s+import\b|(?:pub\s+)?use\s|extern\s+crate\b|#\s*include\b)")
 
 
@@ -17,6 +29,18 @@ def declares(name: str, text: str) -> bool:
     """``text`` declares ``name`` with a keyword (``func (c *T) name``, ``def name``, ``const name``...)."""
     return re.search(r"\b(?:func|def|fn|function|class|struct|enum|trait|interface|type|const|let|var)\s+"
                      rf"(?:\([^)]*\)\s*)?{re.escape(name)}(?![\w$])", text) is not None
+
+
+def line_bounds(text: str, lo: int, hi: int) -> tuple[int, int]:
+    """(start, end) of the whole lines of ``text[lo:hi]`` (the end before its line break)."""
+    start = text.rfind("\n", 0, lo) + 1
+    end = text.find("\n", hi)
+    return start, len(text) if end < 0 else end
+
+
+def indent_of(line: str) -> str:
+    """The spaces and tabs ``line`` starts with."""
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def is_identifier(s: str) -> bool:

@@ -95,7 +95,7 @@ def to_schema(report: Report, encoding: PositionEncoding = PositionEncoding.UTF1
                 uri=c.source.uri, range=TextRange(TextPosition(*lines.position_at(e.start, encoding)),
                                               TextPosition(*lines.position_at(e.end, encoding))),
                 new_text=e.new_text, confidence=round(e.confidence, 6), reason=e.reason, kind=e.kind,
-                source=e.source, old_text=e.old_text, document_version=None))
+                source=e.source, old_text=e.old_text, document_version=None, rule=e.rule or None))
     return NextEditResult(edits=edits, model=report.model, version=__version__,
                           position_encoding=encoding.value, timings=report.timings)
 

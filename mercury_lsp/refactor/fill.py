@@ -20,16 +20,20 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from mercury_engine.options import InfillOptions
 from mercury_lsp.documents import Document
-from mercury_lsp.engine_client import EngineSession
 from mercury_lsp.next_edit.tree import walk
 from mercury_lsp.refactor.changes import Edit, FileChange
 from mercury_lsp.refactor.files import Source
-from mercury_lsp.schema import InfillSpec
+from mercury_lsp.schema import InfillSpec, RetrievedChunk
 from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard, count_errors
+
+if TYPE_CHECKING:
+    from mercury_lsp.backend.session import Session
 
 TODO_COMMENT = re.compile(r"^(\s*)(#|//|/\*|--)\s*TODO:\s?(.*)$")
 # Decorators and bases under which ``...`` / ``raise NotImplementedError`` is the real body.
@@ -148,7 +152,8 @@ def _request(src: Source, stub: Stub, max_tokens: int, context_chars: int, prese
     else:
         prefix = text[max(0, stub.start - context_chars):stub.start]
     suffix = text[stub.end:stub.end + context_chars]
-    return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens, preset=preset)
+    return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens, options=InfillOptions(preset=preset, seed=0),
+                      uri=src.uri)
 
 
 def _clean(fill: str, stub: Stub) -> str:
@@ -190,12 +195,13 @@ def _file_parses(src: Source, tree, stub: Stub, new: str, grammars: Grammars) ->
     return True
 
 
-def fill(sources: list[Source], session: EngineSession, grammars: Grammars, *, max_tokens: int,
+def fill(sources: list[Source], session: Session, grammars: Grammars, *, max_tokens: int,
          min_confidence: float, jobs: int, preset: str = "quality", progress: Callable[[int], None] | None = None,
-         stats: FillStats | None = None, retrieved: Callable[[Source, int, int], str] | None = None,
+         stats: FillStats | None = None, retrieved: Callable[[Source, int], tuple[RetrievedChunk, ...]] | None = None,
          retrieval_share: float = 0.0) -> list[FileChange]:
-    """``retrieved(src, offset, budget_chars)``: the repository memory's context for a stub (its
-    definitions and similar code, ``memory.retrieve``), given ``retrieval_share`` of the window."""
+    """``retrieved(src, offset)``: the repository memory's context for a stub (its definitions and
+    similar code, ``memory.retrieve``), given ``retrieval_share`` of the window (the stub's own
+    text takes the rest; the backend fits the chunks in it)."""
     stats = stats if stats is not None else FillStats()
     window_chars = session.context_tokens * session.chars_per_token
     context_chars = int(window_chars * CONTEXT_SHARE * (1 - retrieval_share))
@@ -206,8 +212,7 @@ def fill(sources: list[Source], session: EngineSession, grammars: Grammars, *, m
         src, stub = item
         spec = _request(src, stub, max_tokens, context_chars, preset)
         if retrieved is not None and retrieval_share > 0:
-            block = retrieved(src, stub.start, int(window_chars * retrieval_share))
-            spec = msgspec.structs.replace(spec, prefix=block + spec.prefix)
+            spec = msgspec.structs.replace(spec, retrieved=retrieved(src, stub.start))
         out = session.infill(spec, None)
         if progress is not None:
             progress(1)

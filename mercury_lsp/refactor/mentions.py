@@ -30,19 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mercury_lsp.next_edit import identifier_change
-from mercury_lsp.next_edit.candidates import line_renames
-from mercury_lsp.next_edit.pipeline import SYNTAX_CONFIDENCE
 from mercury_lsp.next_edit.query import Prediction
+from mercury_lsp.next_edit.rules.confidence import SIGNATURE_CALL, TIED_RENAME
+from mercury_lsp.next_edit.steps.candidates import line_renames
 
 DOC_SUFFIXES = (".rst", ".md", ".markdown", ".txt")
 MODULE_DIRECTIVE = re.compile(r"^\s*\.\.\s+(?:py:)?(?:currentmodule|module|automodule)::\s*([\w.]+)", re.M)
 # Confidence of these edits: the syntax ties them to the renamed binding, the model does not check
 # them; they rank as next-edit's syntax-determined renames.
-MENTION_CONFIDENCE = SYNTAX_CONFIDENCE["rename"]
+MENTION_CONFIDENCE = TIED_RENAME.value
 # Call-shaped mentions and doctest lines in prose (``get_current_context()`` in an example, not
 # in backticks): the name's shape, not a role or a literal, says it is the symbol, so they rank
 # below, with the edits the syntax guesses (next-edit's signature calls). Not measured.
-LOOSE_MENTION_CONFIDENCE = SYNTAX_CONFIDENCE["signature"]
+LOOSE_MENTION_CONFIDENCE = SIGNATURE_CALL.value
 
 
 @dataclass(frozen=True)

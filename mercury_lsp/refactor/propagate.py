@@ -23,8 +23,8 @@ import msgspec
 
 from mercury_lsp.config import NextEditOptions
 from mercury_lsp.next_edit import DocState, NextEditQuery, diff_region, predict
-from mercury_lsp.next_edit.detect import signatures
-from mercury_lsp.next_edit.query import EditModel, Prediction
+from mercury_lsp.next_edit.query import REPEAT_KINDS, EditModel, Prediction
+from mercury_lsp.next_edit.steps.detect import signatures
 from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.refactor.changes import FileChange, Report
 from mercury_lsp.refactor.files import GIT_TIMEOUT_S, InputError, Source, list_files, read_source
@@ -226,7 +226,7 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
             signature_changed(ef, grammars) for ef in edited):
         # the edit is to one function's parameters: the same change elsewhere would be another
         # function's signature, never a follow-up
-        outcome.predictions = [p for p in outcome.predictions if p.kind != "repeat"]
+        outcome.predictions = [p for p in outcome.predictions if p.kind not in REPEAT_KINDS]
     by_uri: dict[str, FileChange] = {}
     for ef in edited:
         base = None if ef.state == "applied" else ef.after

@@ -2,7 +2,7 @@
 
 The state: settings (base, from ``initialize``, current), the negotiated position encoding and
 client capabilities, the open documents, the completion and next-edit services, and the model
-load. Handlers (``server.handlers``, ``next_edit.handlers``) read it; features do the work.
+load. Handlers (``server.handlers``) read it; features do the work.
 
 The model loads on the engine's worker after ``initialized`` (work-done progress and a
 ``mercury/status`` notification report it); until then requests answer empty.
@@ -23,12 +23,13 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from mercury_lsp import __version__
-from mercury_lsp.backend.lsp import engine_client_for, watch_backend
+from mercury_lsp.backend.connect import engine_client_for
+from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.completion import CompletionService
 from mercury_lsp.config import Settings, daemon_threads
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
-from mercury_lsp.next_edit import handlers as next_edit_handlers
+from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
 from mercury_lsp.schema import (
@@ -77,8 +78,10 @@ class MercuryServer(LanguageServer):
         workspace_files = WorkspaceFiles()
         self.next_edits = NextEditService(
             engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
-            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files),
+            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files,
+                                             self.exclusion().excludes),
             lambda u: self.protocol.notify(NEXT_EDIT_UPDATE_NOTIFICATION, msgspec.to_builtins(u)))
+        self.completions.exclusion = self.next_edits.exclusion = self.exclusion
         self.inline_supported = False
         self.markdown_docs = False
         self._tasks: set[asyncio.Task] = set()
@@ -88,6 +91,14 @@ class MercuryServer(LanguageServer):
         self.watch_client: Callable[[int], None] | None = None
 
     # ------------------------------------------------------------------ helpers
+    def exclusion(self) -> Exclusion:
+        """The ``exclude`` / ``enable`` settings against this client's workspace roots."""
+        try:
+            roots = workspace_roots(self.workspace)
+        except RuntimeError:  # before initialize: no workspace yet
+            roots = []
+        return Exclusion.from_settings(self.current, roots)
+
     def spawn(self, coro) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -126,10 +137,10 @@ class MercuryServer(LanguageServer):
         elif model_changed and self.engine.spec is not None:
             self.spawn(self.load_model())
 
-    def memory_exclude(self) -> Callable[[Path], bool] | None:
-        """Files the memory must never read or return (secrets): the exclusion setting's
-        predicate when there is one (none yet)."""
-        return None
+    def memory_exclude(self) -> Callable[[Path], bool]:
+        """Files the memory must never read or return: the ``exclude`` setting's (as it is when
+        asked: a change of the setting applies to the next file read)."""
+        return lambda path: self.exclusion().excludes(path)
 
     def switch_backend(self, settings: Settings) -> None:
         """A new ``backend`` setting (remote <-> local, or another server): a new engine client
@@ -139,9 +150,9 @@ class MercuryServer(LanguageServer):
         old = self.engine
         self.completions.cancel_all()
         self.next_edits.cancel_all()
-        new = engine_client_for(settings)
+        new = engine_client_for(settings, Outbound(lambda uri: self.exclusion().excludes(uri)))
         self.engine = self.completions.engine = self.next_edits.engine = new
-        watch_backend(new, self)
+        new.watch(self)
         if old.spec is not None:  # the old one was loaded (or loading): so is the new one
             self.spawn(self.load_model())
         self.spawn(old.aclose())
@@ -207,7 +218,6 @@ class MercuryServer(LanguageServer):
 def build_server(base: Settings, engine: EngineClient, grammars: Grammars) -> MercuryServer:
     """A server for one connection with every handler family registered."""
     server = MercuryServer(base, engine, grammars)
-    watch_backend(engine, server)  # a remote backend's outages reach the user once
+    engine.watch(server)  # a remote backend's outages reach the user once
     register_all(server)
-    next_edit_handlers.register(server, server.next_edits)
     return server

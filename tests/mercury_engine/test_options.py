@@ -64,6 +64,31 @@ def test_overrides_and_fixed_count_schedule():
 def test_bad_fields_are_refused(bad):
     with pytest.raises(InvalidRequestError):
         InfillOptions(**bad).validate()
+    with pytest.raises(InvalidRequestError):
+        InfillOptions(**bad).resolve()
+
+
+@pytest.mark.parametrize("opts", [InfillOptions(), InfillOptions(preset="fast", block_size=4), InfillOptions(steps=3),
+                                  exact_options()])
+def test_resolved_options_fill_in_the_schedule_and_decode_the_same(opts):
+    resolved = opts.resolve()
+    assert resolved.schedule() == opts.schedule()  # the samplers below the entry see the same schedule
+    assert None not in (resolved.block_size, resolved.min_per_step, resolved.initial_span, resolved.refresh_every)
+    assert resolved.resolve() == resolved
+
+
+def test_the_engine_validates_a_requests_options_once(tmp_path, monkeypatch):
+    from mercury_engine import Engine
+    from mercury_train.testing import make_tiny_checkpoint
+
+    engine = Engine.load(make_tiny_checkpoint(tmp_path / "m"), device="cpu", dtype="float32")
+    calls = []
+    real = InfillOptions.validate
+    monkeypatch.setattr(InfillOptions, "validate", lambda self: (calls.append(1), real(self))[1])
+    engine.infill("x = ", "\n", 4)
+    engine.infill("x = ", "\n", 4, InfillOptions(sampler="reference"))
+    assert len(calls) == 2
+    engine.close()
 
 
 def test_infill_without_options_uses_the_fast_path(tmp_path, monkeypatch):

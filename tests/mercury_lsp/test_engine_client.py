@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mercury_lsp.engine_client import CancelToken, EngineClient, EngineError, LoadSpec
+from mercury_engine.options import InfillOptions
+from mercury_lsp.backend.local import local_client
+from mercury_lsp.engine_client import CancelToken, EngineError, LoadSpec
 from mercury_lsp.schema import InfillSpec
 from mercury_train.testing import make_tiny_checkpoint
 
@@ -28,7 +30,7 @@ MODEL_MB = 32
 # noise moved it by up to 39 MB on a loaded 2-core machine (the weak references above are the
 # exact check; this one sees the memory itself), so the line is drawn at half the leak.
 RSS_TOLERANCE_MB = (RELOADS - 2) * MODEL_MB / 2
-SPEC = InfillSpec(prefix="def add(a, b):\n    return ", suffix="\n", max_tokens=4, single_line=True)
+SPEC = InfillSpec(prefix="def add(a, b):\n    return ", suffix="\n", max_tokens=4, options=InfillOptions(single_line=True))
 
 
 def rss_mb() -> float:
@@ -42,7 +44,7 @@ def large_model(tmp_path_factory) -> Path:
 
 
 async def _reloads(model: Path) -> tuple[list[weakref.ref], list[float], list[int]]:
-    client = EngineClient()
+    client = local_client()
     models, rss, schedulers = [], [], []
     try:
         for i in range(RELOADS):
@@ -67,7 +69,7 @@ def test_a_reload_frees_the_model_it_replaces(large_model):
 
 def test_a_failed_reload_frees_the_model_it_replaces(large_model, tmp_path):
     async def run() -> tuple[weakref.ref, str, bool]:
-        client = EngineClient()
+        client = local_client()
         try:
             await client.load(LoadSpec(str(large_model), "cpu", "float32", 1, CONTEXTS[0]))
             old = await client.run(lambda s: weakref.ref(s.engine.model), CancelToken())
@@ -91,7 +93,7 @@ async def test_requests_from_several_editors_share_denoising_steps(tmp_path):
     """Request jobs run at once (not one after another on one worker), so the infills of several
     editors connected to one daemon join the engine scheduler's batches."""
     model = make_tiny_checkpoint(tmp_path / "model")
-    client = EngineClient()
+    client = local_client()
     try:
         await client.load(LoadSpec(str(model), "cpu", "float32", 1))
         engine = await client.run(lambda s: s.engine, CancelToken())
@@ -103,7 +105,8 @@ async def test_requests_from_several_editors_share_denoising_steps(tmp_path):
 
         def job(session, prefix: str):
             together.wait()
-            return session.infill(InfillSpec(prefix=prefix, suffix="\n", max_tokens=16, preset="quality"), None)
+            spec = InfillSpec(prefix=prefix, suffix="\n", max_tokens=16, options=InfillOptions(preset="quality"))
+            return session.infill(spec, None)
 
         prefixes = ("def add(a, b):\n    return ", "for i in range(3):\n    ", "class A:\n    x = ")
         results = await asyncio.gather(*(client.run(lambda s, p=p: job(s, p), CancelToken()) for p in prefixes))

@@ -1,16 +1,19 @@
 """Shared helpers of the HTTP tests: a live ``mercury-lsp http`` in another process (started by
-the benchmarks' launcher), and a recording backend for tests of the HTTP layer alone."""
+the benchmarks' launcher), and a recording session behind the real ``SharedBackend`` for tests
+of the HTTP layer alone."""
 
 from __future__ import annotations
 
-import asyncio
+import threading
 from pathlib import Path
 
 from benchmarks.http_api.server import MERCURY, HttpProcess, free_port
-from mercury_lsp.backend.base import BackendStatus, NotReady
-from mercury_lsp.schema import InfillOutcome, InfillSpec, NextEditResult
+from mercury_lsp.backend.session import Capabilities
+from mercury_lsp.backend.shared import SharedBackend
+from mercury_lsp.engine_client import EngineCancelled, EngineClient, LoadSpec
+from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec, NextEditResult
 
-__all__ = ["MERCURY", "LiveServer", "RecordingBackend", "free_port"]
+__all__ = ["MERCURY", "LiveServer", "RecordingBackend", "RecordingSession", "free_port", "recording"]
 
 
 class LiveServer(HttpProcess):
@@ -22,42 +25,63 @@ class LiveServer(HttpProcess):
         super().__init__([*args, *extra], host=host, port=port, wait=False)
 
 
-class RecordingBackend:
-    """A backend that records what it was asked and answers ``text``; with ``block=True`` it
+class RecordingSession:
+    """A ``Session`` that records what it was asked and answers ``text``; with ``block=True`` it
     waits until the request is cancelled (and records that)."""
+    capabilities = Capabilities(next_edit=True)
+    edit_model = None
+    context_tokens = 2048
+    chars_per_token = 3.5
 
-    def __init__(self, text: str = "x + 1", block: bool = False, state: str = "ready") -> None:
-        self.text = text
-        self.block = block
-        self.state = state
+    def __init__(self, text: str, block: bool) -> None:
+        self.text, self.block = text, block
+        self.info = EngineInfo(model="test-model", device="cpu", dtype="float32", context_tokens=self.context_tokens,
+                               chars_per_token=self.chars_per_token, load_ms=0.0)
         self.specs: list[InfillSpec] = []
-        self.cancelled = asyncio.Event()
-        self.started = asyncio.Event()
+        self.started = threading.Event()
+        self.cancelled = threading.Event()
 
-    async def start(self) -> None:
-        return None
+    def count_tokens(self, text: str) -> int:
+        return max(1, round(len(text) / self.chars_per_token))
 
-    def status(self) -> BackendStatus:
-        return BackendStatus(state=self.state, model="test-model", max_running=1, max_waiting=1)
-
-    async def infill(self, spec: InfillSpec, cancel) -> InfillOutcome:
-        if self.state != "ready":
-            raise NotReady("the model is still loading; retry shortly")
+    def infill(self, spec: InfillSpec, cancel) -> InfillOutcome:
         self.specs.append(spec)
         self.started.set()
         if self.block:
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                if cancel.cancelled:
-                    self.cancelled.set()
-                raise
+            cancel.wait()
+            self.cancelled.set()
+            raise EngineCancelled("cancelled")
         return InfillOutcome(text=self.text, tokens=3, mean_confidence=0.5, stop_reason="stop", steps=1,
                              forwards=1, prompt_tokens=len(spec.prefix) + len(spec.suffix), trimmed=False,
                              elapsed_ms=1.0)
 
-    async def next_edit(self, query, cancel) -> NextEditResult:
+    def next_edit(self, query, cancel) -> NextEditResult:
         return NextEditResult(edits=[], model="test-model")
 
-    async def close(self) -> None:
+    def close(self) -> None:
         return None
+
+
+class _Opens:
+    def __init__(self, session: RecordingSession) -> None:
+        self.session = session
+
+    def open(self, spec, report) -> RecordingSession:
+        return self.session
+
+
+class RecordingBackend(SharedBackend):
+    """The HTTP API's backend serving a ``RecordingSession`` (``recording()`` opens it)."""
+
+    def __init__(self, text: str = "x + 1", block: bool = False) -> None:
+        self.session = RecordingSession(text, block)
+        super().__init__(EngineClient(_Opens(self.session)), LoadSpec("test-model"))
+        self.specs, self.started, self.cancelled = self.session.specs, self.session.started, self.session.cancelled
+
+
+async def recording(text: str = "x + 1", block: bool = False, state: str = "ready") -> RecordingBackend:
+    """A ``RecordingBackend``, opened unless ``state`` is ``"loading"``."""
+    backend = RecordingBackend(text, block)
+    if state != "loading":
+        await backend.start()
+    return backend

@@ -9,13 +9,14 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from mercury_lsp.completion import Suggestion, completion_items, inline_items
-from mercury_lsp.completion.accept import ACCEPTED_COMMAND
 from mercury_lsp.documents import PositionError
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
 
 COMPLETION_TRIGGERS = [".", "(", "[", "{", ",", ":", "=", " "]
+INLINE_OPTIONS = lsp.InlineCompletionOptions()
+COMPLETION_OPTIONS = lsp.CompletionOptions(trigger_characters=COMPLETION_TRIGGERS, resolve_provider=False)
 
 
 async def suggest(ls: MercuryServer, uri: str, pos: lsp.Position) -> Suggestion | None:
@@ -30,33 +31,30 @@ async def suggest(ls: MercuryServer, uri: str, pos: lsp.Position) -> Suggestion 
     return s
 
 
-def register(server: MercuryServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
-    async def inline_completion(ls: MercuryServer, params: lsp.InlineCompletionParams):
-        uri = params.text_document.uri
-        s = await suggest(ls, uri, params.position)
-        if s is None:
-            return lsp.InlineCompletionList(items=[])
-        return inline_items(ls.docs.get(uri), s, ls.position_encoding)
+async def inline_completion(ls: MercuryServer, params: lsp.InlineCompletionParams):
+    uri = params.text_document.uri
+    s = await suggest(ls, uri, params.position)
+    if s is None:
+        return lsp.InlineCompletionList(items=[])
+    return inline_items(ls.docs.get(uri), s, ls.position_encoding)
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
-                    lsp.CompletionOptions(trigger_characters=COMPLETION_TRIGGERS, resolve_provider=False))
-    async def completion(ls: MercuryServer, params: lsp.CompletionParams):
-        mode = ls.current.completion_fallback
-        if mode == "never" or (mode == "auto" and ls.inline_supported):
-            return lsp.CompletionList(is_incomplete=False, items=[])
-        uri = params.text_document.uri
-        s = await suggest(ls, uri, params.position)
-        if s is None:
-            return lsp.CompletionList(is_incomplete=True, items=[])
-        return completion_items(ls.docs.get(uri), s, ls.position_encoding, ls.markdown_docs)
 
-    @server.command(ACCEPTED_COMMAND)
-    def accepted(ls, *args) -> None:  # no annotations: pygls resolves them at run time
-        """The client inserted a suggestion (``partial``: only its confident part): counted."""
-        raw = args[0] if args else None
-        first = raw[0] if isinstance(raw, list | tuple) and raw else raw
-        partial = first.get("partial") if isinstance(first, dict) else getattr(first, "partial", False)
-        ls.completions.counters.accepted += 1
-        if partial:
-            ls.completions.counters.accepted_confident += 1
+async def completion(ls: MercuryServer, params: lsp.CompletionParams):
+    mode = ls.current.completion_fallback
+    if mode == "never" or (mode == "auto" and ls.inline_supported):
+        return lsp.CompletionList(is_incomplete=False, items=[])
+    uri = params.text_document.uri
+    s = await suggest(ls, uri, params.position)
+    if s is None:
+        return lsp.CompletionList(is_incomplete=True, items=[])
+    return completion_items(ls.docs.get(uri), s, ls.position_encoding, ls.markdown_docs)
+
+
+def accepted(ls, *args) -> None:  # no annotations: pygls resolves them at run time
+    """The client inserted a suggestion (``partial``: only its confident part): counted."""
+    raw = args[0] if args else None
+    first = raw[0] if isinstance(raw, list | tuple) and raw else raw
+    partial = first.get("partial") if isinstance(first, dict) else getattr(first, "partial", False)
+    ls.completions.counters.accepted += 1
+    if partial:
+        ls.completions.counters.accepted_confident += 1

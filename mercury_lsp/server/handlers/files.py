@@ -41,16 +41,17 @@ async def register_watcher(ls: MercuryServer) -> None:
         log.info("the client did not register the file watcher (%s)", type(exc).__name__)
 
 
-def register(server: MercuryServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
-    def did_save(ls: MercuryServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        path = uri_path(params.text_document.uri)
-        if path is not None:
-            ls.memory_host.changed(path)
+SAVE_OPTIONS = lsp.SaveOptions(include_text=False)
 
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: MercuryServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        for change in params.changes:
-            path = uri_path(change.uri)
-            if path is not None:
-                ls.memory_host.changed(path, deleted=change.type == lsp.FileChangeType.Deleted)
+
+def did_save(ls: MercuryServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    path = uri_path(params.text_document.uri)
+    if path is not None:
+        ls.memory_host.changed(path)
+
+
+def did_change_watched_files(ls: MercuryServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        path = uri_path(change.uri)
+        if path is not None:
+            ls.memory_host.changed(path, deleted=change.type == lsp.FileChangeType.Deleted)

@@ -28,29 +28,27 @@ def choose_encoding(caps: lsp.ClientCapabilities) -> PositionEncoding:
     return PositionEncoding.UTF16
 
 
-def register(server: MercuryServer) -> None:
-    @server.feature(lsp.INITIALIZE)
-    def initialize(ls: MercuryServer, params: lsp.InitializeParams) -> None:
-        ls.position_encoding = choose_encoding(params.capabilities)
-        td = params.capabilities.text_document
-        ls.inline_supported = td is not None and td.inline_completion is not None
-        item_caps = td.completion.completion_item if td is not None and td.completion is not None else None
-        formats = (item_caps.documentation_format if item_caps is not None else None) or []
-        ls.markdown_docs = lsp.MarkupKind.Markdown in formats
-        if ls.watch_client is not None and params.process_id is not None:
-            ls.watch_client(params.process_id)
-        settings, problems = parse_settings(params.initialization_options, ls.base_settings)
-        ls.init_settings = settings
-        ls.apply_settings(settings)
-        if problems:
-            ls.warn(problems_message(problems))
+def initialize(ls: MercuryServer, params: lsp.InitializeParams) -> None:
+    ls.position_encoding = choose_encoding(params.capabilities)
+    td = params.capabilities.text_document
+    ls.inline_supported = td is not None and td.inline_completion is not None
+    item_caps = td.completion.completion_item if td is not None and td.completion is not None else None
+    formats = (item_caps.documentation_format if item_caps is not None else None) or []
+    ls.markdown_docs = lsp.MarkupKind.Markdown in formats
+    if ls.watch_client is not None and params.process_id is not None:
+        ls.watch_client(params.process_id)
+    settings, problems = parse_settings(params.initialization_options, ls.base_settings)
+    ls.init_settings = settings
+    ls.apply_settings(settings)
+    if problems:
+        ls.warn(problems_message(problems))
 
-    @server.feature(lsp.INITIALIZED)
-    def initialized(ls: MercuryServer, params: lsp.InitializedParams) -> None:
-        ls.spawn(ls.load_model())
-        ls.spawn(register_watcher(ls))
-        ls.memory_host.start()
 
-    @server.feature(lsp.SHUTDOWN)
-    def shutdown(ls: MercuryServer, params: Any) -> None:
-        ls.close()
+def initialized(ls: MercuryServer, params: lsp.InitializedParams) -> None:
+    ls.spawn(ls.load_model())
+    ls.spawn(register_watcher(ls))
+    ls.memory_host.start()
+
+
+def shutdown(ls: MercuryServer, params: Any) -> None:
+    ls.close()

@@ -19,15 +19,13 @@ log = logging.getLogger(__name__)
 SECTION = "mercury"  # the settings' section in the client's configuration
 
 
-def register(server: MercuryServer) -> None:
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: MercuryServer, params: lsp.DidChangeConfigurationParams) -> None:
-        raw = params.settings
-        caps = ls.client_capabilities.workspace
-        if (raw is None or raw == {}) and caps is not None and caps.configuration:
-            ls.spawn(_pull_configuration(ls))
-            return
-        apply_raw(ls, raw)
+def did_change_configuration(ls: MercuryServer, params: lsp.DidChangeConfigurationParams) -> None:
+    raw = params.settings
+    caps = ls.client_capabilities.workspace
+    if (raw is None or raw == {}) and caps is not None and caps.configuration:
+        ls.spawn(_pull_configuration(ls))
+        return
+    apply_raw(ls, raw)
 
 
 def apply_raw(ls: MercuryServer, raw: Any) -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from mercury_lsp.schema import STATS_REQUEST, StatsResult
+from mercury_lsp.schema import StatsResult
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
@@ -18,7 +18,5 @@ def stats(ls: MercuryServer) -> StatsResult:
                        engine_ms_p50=p50, engine_ms_p95=p95, engine=ls.engine.info)
 
 
-def register(server: MercuryServer) -> None:
-    @server.feature(STATS_REQUEST)
-    def stats_request(ls: MercuryServer, params: Any) -> dict:
-        return msgspec.to_builtins(stats(ls))
+def stats_request(ls: MercuryServer, params: Any) -> dict:
+    return msgspec.to_builtins(stats(ls))

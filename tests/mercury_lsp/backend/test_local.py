@@ -1,5 +1,6 @@
-"""The local backend on a real (tiny) engine: concurrent requests share denoising steps, a
-cancelled request leaves the batch within one step, the queue is bounded, deadlines hold."""
+"""The HTTP API's shared backend on a real (tiny) local engine: concurrent requests share
+denoising steps, a cancelled request leaves the batch within one step, the queue is bounded,
+deadlines hold."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ import time
 
 import pytest
 
+from mercury_engine.options import InfillOptions
 from mercury_lsp.backend.base import DeadlineExceeded, Overloaded, QueueLimits
-from mercury_lsp.backend.local import LocalBackend
+from mercury_lsp.backend.local import local_client
+from mercury_lsp.backend.shared import SharedBackend
 from mercury_lsp.engine_client import CancelToken, LoadSpec
 from mercury_lsp.schema import InfillSpec
 
 pytestmark = pytest.mark.asyncio
 # A free-length span (no length prior): a random tiny model then runs it long.
-LONG = InfillSpec(prefix="def add(a, b):\n    return ", suffix="\n", max_tokens=120, preset="quality", length="off")
+LONG = InfillSpec(prefix="def add(a, b):\n    return ", suffix="\n", max_tokens=120,
+                  options=InfillOptions(preset="quality", length="off"))
 SHORT = InfillSpec(prefix="x = ", suffix="\n", max_tokens=4)
 
 
@@ -43,8 +47,8 @@ class StepLog:
         assert await asyncio.to_thread(self.stepped.wait, 60)
 
 
-async def started(tiny_model, limits: QueueLimits = QueueLimits()) -> tuple[LocalBackend, StepLog]:
-    backend = LocalBackend(LoadSpec(str(tiny_model), dtype="float32", threads=1), limits)
+async def started(tiny_model, limits: QueueLimits = QueueLimits()) -> tuple[SharedBackend, StepLog]:
+    backend = SharedBackend(local_client(), LoadSpec(str(tiny_model), dtype="float32", threads=1), limits)
     await backend.start()
     assert backend.status().state == "ready"
     scheduler = await backend.client.run(lambda s: s.engine.scheduler, CancelToken())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mercury_lsp.completion import SuggestionCache, run_pipeline, sanitize, suffix_overlap
+from mercury_lsp.config import Settings
 from mercury_lsp.context import Budget, build_window, choose_span
 from mercury_lsp.documents import DocumentStore
 from mercury_lsp.syntax import Grammars, grammar_for
@@ -110,10 +111,10 @@ def test_line_spans_ask_the_engine_for_one_line():
     snap, cursor, _ = snap_at("x = foo(a|)\n")
     session = FakeSession(", b)\ny = 2")
     r = run_pipeline(session, snap, cursor, drafts(), GRAMMARS, None)
-    assert r.kind == "line" and session.specs[-1].single_line
+    assert r.kind == "line" and session.specs[-1].options.single_line
     snap, cursor, _ = snap_at("def f(a):|\n\nprint(1)\n")
     run_pipeline(session, snap, cursor, drafts(), GRAMMARS, None)
-    assert not session.specs[-1].single_line  # a block span stays multi-line
+    assert not session.specs[-1].options.single_line  # a block span stays multi-line
 
 
 def test_the_context_cache_setting_reaches_the_engine_spec():
@@ -121,7 +122,8 @@ def test_the_context_cache_setting_reaches_the_engine_spec():
     session = FakeSession(", b)")
     run_pipeline(session, snap, cursor, drafts(), GRAMMARS, None)
     run_pipeline(session, snap, cursor, drafts(context_cache=False), GRAMMARS, None)
-    assert [s.context_reuse for s in session.specs] == [True, False]
+    assert [s.options.context_reuse for s in session.specs] == [True, False]
+    assert {s.uri for s in session.specs} == {snap.uri}  # the seam knows the document
 
 
 def test_cache_typing_along_and_exact():
@@ -137,9 +139,9 @@ def test_cache_typing_along_and_exact():
     assert cache.get("v", typed, cursor + 2) is None
 
 
-def test_engine_session_passes_single_line_and_context_reuse_to_the_engine():
+def test_the_local_session_passes_the_settings_options_to_the_engine():
     from mercury_engine.types import InfillResult
-    from mercury_lsp.engine_client import EngineSession
+    from mercury_lsp.backend.local import LocalSession
     from mercury_lsp.schema import EngineInfo, InfillSpec
 
     class RecordingEngine:
@@ -147,6 +149,7 @@ def test_engine_session_passes_single_line_and_context_reuse_to_the_engine():
 
         def __init__(self) -> None:
             self.calls = []
+            self.tokenizer = type("Tok", (), {"decode": staticmethod(lambda ids: "x" * len(ids))})()
 
         def infill(self, prefix, suffix="", max_tokens=32, options=None, *, cancel=None, callback=None):
             self.calls.append({"sampler": options.sampler, "single_line": options.single_line,
@@ -157,9 +160,10 @@ def test_engine_session_passes_single_line_and_context_reuse_to_the_engine():
     eng = RecordingEngine()
     info = EngineInfo(model="fake", device="cpu", dtype="float32", context_tokens=256, chars_per_token=3.0,
                       load_ms=0.0)
-    session = EngineSession(eng, info)
-    session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8, single_line=True), None)
-    session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8, context_reuse=False), None)
+    session = LocalSession(eng, info)
+    for settings, single_line in ((Settings(), True), (Settings(context_cache=False), False)):
+        options = settings.infill_options(single_line=single_line, context_scope="file:///a.py")
+        session.infill(InfillSpec(prefix="a", suffix="", max_tokens=8, options=options), None)
     assert [c["single_line"] for c in eng.calls] == [True, False]
     assert [c["context_reuse"] for c in eng.calls] == [True, False]  # the contextCache setting's way in
     assert [c["sampler"] for c in eng.calls] == ["fast", "fast"]  # "auto": the engine's default

@@ -12,7 +12,7 @@ import os
 import pytest
 import pytest_asyncio
 
-from mercury_lsp.rpc_client import RawClient
+from benchmarks.common.jsonrpc import AsyncLspClient
 from tests.support.memory import write
 from tests.support.server import serve_command
 
@@ -51,7 +51,7 @@ SHIPPED = {"memory": {"enabled": True}, "completion": {"minProbability": 0.21, "
 async def server(tiny_model, tmp_path_factory):
     root = tmp_path_factory.mktemp("ws").resolve()
     write(root, {"pkg/models.py": MODELS, "pkg/__init__.py": ""})
-    c = await RawClient.start(*serve_command("--settings", json.dumps(SHIPPED)))
+    c = await AsyncLspClient.start(*serve_command("--settings", json.dumps(SHIPPED)))
     await c.request("initialize", {
         "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": CAPS,
         "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}], "initializationOptions": {}})
@@ -64,12 +64,12 @@ async def server(tiny_model, tmp_path_factory):
     await c.shutdown()
 
 
-def opened(c: RawClient, uri: str, text: str, version: int = 1) -> None:
+def opened(c: AsyncLspClient, uri: str, text: str, version: int = 1) -> None:
     c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": version,
                                                        "text": text}})
 
 
-async def ghost(c: RawClient, uri: str, text: str, cursor: int) -> str | None:
+async def ghost(c: AsyncLspClient, uri: str, text: str, cursor: int) -> str | None:
     line = text.count("\n", 0, cursor)
     character = cursor - text.rfind("\n", 0, cursor) - 1
     result = await c.request("textDocument/inlineCompletion", {

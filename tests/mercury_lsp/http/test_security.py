@@ -18,7 +18,7 @@ from mercury_lsp.backend.base import Overloaded
 from mercury_lsp.http.app import build_app
 from mercury_lsp.http.security import StartupError, check_bind, is_loopback, key_matches
 from mercury_lsp.http.settings import HttpSettings
-from tests.support.http import MERCURY, LiveServer, RecordingBackend
+from tests.support.http import MERCURY, LiveServer, recording
 
 KEY = "k" * 8 + "0123456789abcdef"
 
@@ -104,7 +104,7 @@ async def serve_in_process(app) -> tuple[uvicorn.Server, asyncio.Task, str]:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("stream", [False, True])
 async def test_disconnect_cancels_the_engine_request(stream: bool):
-    backend = RecordingBackend(block=True)
+    backend = await recording(block=True)
     server, task, url = await serve_in_process(build_app(backend, HttpSettings()))
     try:
         host, port = url.removeprefix("http://").split(":")
@@ -113,9 +113,9 @@ async def test_disconnect_cancels_the_engine_request(stream: bool):
         writer.write(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                      b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         await writer.drain()
-        await asyncio.wait_for(backend.started.wait(), 30)
+        assert await asyncio.to_thread(backend.started.wait, 30)
         writer.close()  # the client goes away while the engine works
-        await asyncio.wait_for(backend.cancelled.wait(), 30)
+        assert await asyncio.to_thread(backend.cancelled.wait, 30)
         async with httpx.AsyncClient() as c:  # the server is still up
             assert (await c.get(url + "/health")).status_code == 200
     finally:
@@ -125,7 +125,7 @@ async def test_disconnect_cancels_the_engine_request(stream: bool):
 
 @pytest.mark.asyncio
 async def test_loading_model_answers_503_and_queue_full_429():
-    backend = RecordingBackend(state="loading")
+    backend = await recording(state="loading")
     app = build_app(backend, HttpSettings())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
         r = await c.post("/v1/completions", json={"prompt": "x"})

@@ -14,7 +14,7 @@ import pytest
 from mercury_lsp.backend.prompts import FORMATS, build_prompt, clean_completion, parse_prompt
 from mercury_lsp.http.app import build_app
 from mercury_lsp.http.settings import HttpSettings
-from tests.support.http import RecordingBackend
+from tests.support.http import RecordingBackend, recording
 
 PREFIX = "def area(r):\n    return 3.14 * "
 SUFFIX = "\n\n\nprint(area(2))\n"
@@ -43,7 +43,7 @@ def client(backend: RecordingBackend) -> httpx.AsyncClient:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("fmt", sorted(ZED_BODIES))
 async def test_zed_request_body_is_read_back(fmt: str):
-    backend = RecordingBackend(text="r * r")
+    backend = await recording(text="r * r")
     body = {"model": "test-model", "max_tokens": 256, **ZED_BODIES[fmt]}
     async with client(backend) as c:
         r = await c.post("/v1/completions", json=body)
@@ -73,7 +73,7 @@ def test_plain_prompt_and_edge_cases():
 
 @pytest.mark.asyncio
 async def test_prompt_and_suffix_and_ambiguity():
-    backend = RecordingBackend()
+    backend = await recording()
     async with client(backend) as c:
         ok = await c.post("/v1/completions", json={"prompt": "a = ", "suffix": "\nb = 2\n", "max_tokens": 8})
         both = await c.post("/v1/completions", json={"prompt": ZED_BODIES["starcoder"]["prompt"], "suffix": "x"})
@@ -83,7 +83,7 @@ async def test_prompt_and_suffix_and_ambiguity():
 
 @pytest.mark.asyncio
 async def test_stop_sequences_cut_the_text():
-    backend = RecordingBackend(text="r * r\nprint(1)")
+    backend = await recording(text="r * r\nprint(1)")
     async with client(backend) as c:
         r = await c.post("/v1/completions", json={"prompt": "x", "stop": "\n"})
     assert r.json()["choices"][0] == {"text": "r * r", "index": 0, "finish_reason": "stop", "logprobs": None}

@@ -4,17 +4,18 @@ protocol exactly one response per request."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 import pytest_asyncio
 
+from benchmarks.common.jsonrpc import AsyncLspClient, RpcError
 from mercury_lsp.next_edit import DocState, NextEditQuery, predict
-from mercury_lsp.rpc_client import RawClient, RpcError
 from mercury_lsp.syntax import Grammars
+from tests.support.next_edit import ask as predicted
+from tests.support.next_edit import doc
 from tests.support.server import serve_command
 
 G = Grammars()
+
 INVALID_PARAMS = -32602
 SRC = "def f(a):\n    return g(a, 1)\n\n\ndef h(b):\n    return g(b, 1)\n"
 
@@ -40,6 +41,19 @@ def test_overlapping_repeat_sites_are_offered_once():
     assert [(p.old_text, p.new_text, p.start) for p in out.predictions] == [("1", "2", after.index("y =") + 16)]
 
 
+def test_histories_that_do_not_chain_give_no_crash_and_no_overlaps():
+    src = "x = compute(1)\ny = compute(1)\nprint('debugging here')\nz = 2\nprint('debugging here')\n"
+    after = src.replace("x = compute(1)", "x = compute(2)").replace("print('debugging here')\n", "", 1)
+    other = doc("file:///b.py", "print('debugging here')\n", ("unrelated\n", ""), (5.0, 9.0))
+    for history, times in (((src, "unrelated = 1\n"), (2.0, 1.0)), ((after, after), (1.0, 1.0)), (("",), (1.0,)),
+                           ((src, src), (3.0, 3.0)), ((src,), ())):
+        preds = predicted(doc("file:///a.py", after, history, times), other, cursor=len(after) + 50)
+        for uri, text in (("file:///a.py", after), ("file:///b.py", other.text)):
+            spans = sorted((p.start, p.end) for p in preds if p.uri == uri)
+            assert all(e0 <= s1 for (_, e0), (s1, _) in zip(spans, spans[1:], strict=False))
+            assert all(0 <= s <= e <= len(text) for s, e in spans)
+
+
 def test_binary_and_huge_documents_give_no_suggestion():
     binary = "\x00\x01\x02garbage\x00" * 100
     assert predict(query(binary + "x", (binary,), cursor=3), None, G).predictions == []
@@ -53,22 +67,9 @@ def test_binary_and_huge_documents_give_no_suggestion():
 URI = "file:///work/b.py"
 
 
-class CountingClient(RawClient):
-    """Counts responses per request id (a second response to one id is a protocol error)."""
-
-    def __init__(self, proc) -> None:
-        super().__init__(proc)
-        self.responses: Counter = Counter()
-
-    def _dispatch(self, msg: dict) -> None:
-        if "method" not in msg:
-            self.responses[msg.get("id")] += 1
-        super()._dispatch(msg)
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(tiny_model):
-    c = await CountingClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     await c.initialize({}, capabilities={"general": {"positionEncodings": ["utf-16"]},
                                          "textDocument": {"synchronization": {}}})
     state = await c.wait_notification("mercury/status", lambda p: p["state"] in ("ready", "error"))
@@ -83,7 +84,7 @@ def ask(uri: str, line: int, character: int, version: int | None = None) -> dict
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_bad_input_over_the_protocol_one_response_each(server: CountingClient):
+async def test_bad_input_over_the_protocol_one_response_each(server: AsyncLspClient):
     server.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "python", "version": 1,
                                                             "text": SRC}})
     # overlapping content changes in one didChange, then a change to a document that is not open
@@ -125,4 +126,4 @@ async def test_bad_input_over_the_protocol_one_response_each(server: CountingCli
     # still serving, and every request above got exactly one response
     doc = (await server.request("mercury/nextEdit", ask(URI, 0, 0)))
     assert isinstance(doc["edits"], list)
-    assert all(server.responses[i] == 1 for i in ids)
+    assert all(server.responses_seen[i] == 1 for i in ids)  # never a second response to one id

@@ -11,16 +11,18 @@ from types import SimpleNamespace
 
 import pytest
 
+from mercury_lsp.backend.session import Capabilities
 from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentStore, PositionEncoding
-from mercury_lsp.next_edit.query import DocState, NextEditQuery
+from mercury_lsp.next_edit.query import DocState, EngineEdits, NextEditQuery
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.syntax import Grammars, grammar_for
 
 URI, DISK = "file:///ws/shapes.py", "file:///ws/uses.py"
 SHAPES = "def area(width, height):\n    return width * height\n\n\nprint(area(1, 2))\n"
 USES = "from shapes import area\n\nprint(area(3, 4))\n"
-SESSION = SimpleNamespace(engine=SimpleNamespace(context_tokens=256, path=""), info=SimpleNamespace(model="fake"))
+SESSION = SimpleNamespace(capabilities=Capabilities(edit_model=True), info=SimpleNamespace(model="fake"),
+                          edit_model=EngineEdits(SimpleNamespace(context_tokens=256, path="")))
 
 
 class GatedEngine:

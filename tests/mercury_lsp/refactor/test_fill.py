@@ -8,7 +8,8 @@ import json
 import pytest
 
 from mercury_lsp import cli
-from mercury_lsp.engine_client import LoadSpec, load_session
+from mercury_lsp.backend.local import load_session
+from mercury_lsp.engine_client import LoadSpec
 from mercury_lsp.refactor.files import read_source
 from mercury_lsp.refactor.fill import FillStats, fill, find_stubs
 from mercury_lsp.syntax import Grammars

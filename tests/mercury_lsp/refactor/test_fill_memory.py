@@ -1,5 +1,5 @@
-"""``refactor fill`` with the repository memory: each stub's prompt starts with the definitions of
-the names around it and similar code from the repository, within the share of the window given."""
+"""``refactor fill`` with the repository memory: each stub's infill carries the definitions of the
+names around it and similar code from the repository as its retrieved context."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ class Recording:
     context_tokens, chars_per_token = 256, 3.0
 
     def __init__(self) -> None:
-        self.prefixes: list[str] = []
+        self.retrieved: list[tuple] = []
 
     def infill(self, spec, cancel):
-        self.prefixes.append(spec.prefix)
+        self.retrieved.append(spec.retrieved)
         return InfillOutcome(text="return [normalize_header(h) for h in headers]\n", tokens=8, mean_confidence=0.9,
                              stop_reason="stop", steps=1, forwards=1, prompt_tokens=0, trimmed=False, elapsed_ms=0.0)
 
@@ -35,14 +35,14 @@ def test_stub_prompts_carry_the_memorys_definitions(tmp_path, monkeypatch):
     memory = fill_memory([src])
     try:
         session = Recording()
-        fill([src], session, Grammars(), max_tokens=16, min_confidence=0.0, jobs=1, retrieved=memory.block,
+        fill([src], session, Grammars(), max_tokens=16, min_confidence=0.0, jobs=1, retrieved=memory.chunks,
              retrieval_share=0.25)
-        assert session.prefixes and session.prefixes[0].startswith(
-            "# definition of normalize_header in helpers.py\n"
-            "def normalize_header(name: str, *, lower: bool = True) -> str:\n")
+        first = session.retrieved[0][0]
+        assert (first.path, first.text) == ("helpers.py",
+                                            "def normalize_header(name: str, *, lower: bool = True) -> str:\n")
         session = Recording()
-        fill([src], session, Grammars(), max_tokens=16, min_confidence=0.0, jobs=1, retrieved=memory.block,
+        fill([src], session, Grammars(), max_tokens=16, min_confidence=0.0, jobs=1, retrieved=memory.chunks,
              retrieval_share=0.0)
-        assert not session.prefixes[0].startswith("#")  # no share: the prompt as before
+        assert session.retrieved == [()]  # no share: the prompt as before
     finally:
         memory.close()

@@ -1,0 +1,107 @@
+"""The next-edit rules, as ruff has lint rules: one rule a file, each exporting a ``Rule`` (a
+stable code, a name, the kind its edits report, its base confidence, ``run(ctx)`` and its
+docstring: what it does, why, an example), and one registry (``REGISTRY``) in priority order.
+
+Codes group the rules in families by the hundreds (``docs/next-edit.md`` has the table, made by
+``markdown_table``):
+
+* ``NE1xx`` (``follow``) — a changed definition followed: a renamed binding's other occurrences,
+  a changed signature's calls, arguments and statements using what the edit removed, a value
+  the user named;
+* ``NE2xx`` (``repeat``) — the user's token-level change repeated where the same tokens stand;
+* ``NE3xx`` (``lines``) — whole lines repeated, moved, superseded, whitespace continued;
+* ``NE4xx`` (``imports``) — imports that follow the edit;
+* ``NE5xx`` (``complete``) — the line at the cursor finished;
+* ``NE9xx`` (``model``) — the model alone, where no rule ties a location.
+
+The registry's order is the priority: where two rules' edits overlap, the earlier rule's edit is
+kept (``resolve``). Confidences and penalties live in one table (``confidence``); the user turns
+rules off by code (``nextEdit.disabledRules``).
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from mercury_lsp.config import NextEditRule
+from mercury_lsp.next_edit.rules.base import Rule, RuleContext
+from mercury_lsp.next_edit.rules.complete import cut_short_name, like_line_ending, model_line_ending
+from mercury_lsp.next_edit.rules.follow import (
+    changed_signature,
+    dropped_argument,
+    extracted_value,
+    removed_import_name,
+    removed_use,
+    renamed_binding,
+)
+from mercury_lsp.next_edit.rules.imports import (
+    missing_import,
+    relocated_import,
+    unimported_rename,
+    unimported_use,
+    unused_import,
+)
+from mercury_lsp.next_edit.rules.lines import (
+    moved_lines,
+    repeated_lines,
+    superseded_line,
+    whitespace_continued,
+)
+from mercury_lsp.next_edit.rules.model import likelihood_drop
+from mercury_lsp.next_edit.rules.repeat import (
+    affix_rename,
+    next_pattern_site,
+    prose_word_rename,
+    repeated_pattern,
+    repeated_rename,
+)
+from mercury_lsp.next_edit.rules.repeat.search import family_edits
+from mercury_lsp.next_edit.rules.repeat.tokens import FAMILY as REPEAT_FAMILY
+
+__all__ = ["BY_CODE", "CODES", "FAMILIES", "REGISTRY", "Rule", "RuleContext", "markdown_table"]
+
+# Priority order: the edits the syntax ties to the user's edit first (the user's own text), then
+# the line at the cursor, the repeated edits, the line rules, the imports and the rest; the
+# model's fallbacks last (they run only when nothing before them offered an edit).
+REGISTRY: tuple[Rule, ...] = (
+    renamed_binding.RULE,
+    changed_signature.RULE,
+    cut_short_name.RULE,
+    like_line_ending.RULE,
+    repeated_rename.RULE,
+    prose_word_rename.RULE,
+    affix_rename.RULE,
+    repeated_pattern.RULE,
+    next_pattern_site.RULE,
+    superseded_line.RULE,
+    moved_lines.RULE,
+    repeated_lines.RULE,
+    unused_import.RULE,
+    missing_import.RULE,
+    dropped_argument.RULE,
+    extracted_value.RULE,
+    unimported_rename.RULE,
+    unimported_use.RULE,
+    removed_use.RULE,
+    removed_import_name.RULE,
+    relocated_import.RULE,
+    whitespace_continued.RULE,
+    likelihood_drop.RULE,
+    model_line_ending.RULE,
+)
+BY_CODE: dict[str, Rule] = {r.code: r for r in REGISTRY}
+# The families' shared searches (``RuleContext.family``).
+FAMILIES = {REPEAT_FAMILY: family_edits}
+# The codes the settings accept (``nextEdit.disabledRules``): the registry's, one each (the
+# rules' tests check it).
+CODES: tuple[str, ...] = get_args(NextEditRule)
+
+
+def markdown_table() -> str:
+    """The rules as a Markdown table, by code (the one in docs/next-edit.md)."""
+    rows = ["| code | name | kind | confidence | what it does |", "| --- | --- | --- | --- | --- |"]
+    for r in sorted(REGISTRY, key=lambda r: r.code):
+        conf = "the model's" if r.confidence is None else f"{r.confidence:g}"
+        what = r.summary.split(": ", 1)[1] if ": " in r.summary else r.summary
+        rows.append(f"| {r.code} | `{r.name}` | {r.kind} | {conf} | {what.replace('|', '¦')} |")
+    return "\n".join(rows)

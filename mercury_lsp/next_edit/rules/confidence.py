@@ -1,0 +1,80 @@
+"""Every confidence and penalty of the next-edit rules, with the reason beside each (one table).
+
+Confidences rank the edits of one answer (highest first) and tell a client how sure the daemon
+is; they are not calibrated probabilities. Unless a reason quotes a measurement, a level was set
+by hand from the order the rules should rank in: the user's own text at a place the syntax ties
+first, then what the syntax rebuilds, then repeated patterns, then guesses. The model's own
+edits carry the model's confidence (``refill``), not a level of this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Level:
+    value: float
+    reason: str
+
+
+# ---------------------------------------------------------------------------- follow-ups (NE1xx)
+TIED_RENAME = Level(0.8, "the user's own new name at an occurrence the syntax ties to the renamed binding")
+SIGNATURE_CALL = Level(0.6, "a call's arguments rebuilt from the syntax: the argument copied from the "
+                            "user's call may not fit every call")
+SIGNATURE_PLACEHOLDER = Level(0.3, "a call the signature change reaches, its new argument a placeholder "
+                                   "named after its parameter, for the user to fill")
+DROPPED_ARGUMENT = Level(0.5, "the argument names a parameter or local the edit removed; the call may "
+                              "have meant another thing of that name")
+EXTRACTED_VALUE = Level(0.55, "the expression, token for token, that the user just bound to a new name")
+REMOVED_USE = Level(0.45, "a statement using a name the user deleted: below the other rules, the user "
+                          "may be moving the definition rather than deleting it")
+REMOVED_IMPORT_NAME = Level(0.45, "a deleted name left in another document's import list (as REMOVED_USE)")
+
+# ---------------------------------------------------------------------------- repeated edits (NE2xx)
+REPEAT_RENAME = Level(0.8, "a repeated rename ranks as the syntax's renames: the same new name, at the "
+                           "occurrences of the same binding's scope")
+PATTERN = Level(0.5, "a pattern site with no anchor matched; each anchor token it matched adds "
+                     "PATTERN_ANCHOR_BONUS")
+PATTERN_ANCHOR_BONUS = Level(0.05, "per anchor token matched: a longer shared context is a closer "
+                                   "likeness to the example (structural similarity)")
+PATTERN_CAP = Level(0.95, "however long its anchor, a repeated pattern stays a generalisation of the "
+                          "user's edit, never certain")
+NEXT_PATTERN_SITE = Level(0.35, "the next place below the cursor of a change that matches too many places: "
+                                "a guess at where the user goes next")
+REPEAT_AGE_PENALTY = Level(0.1, "per example older than the newest edit: the user's latest intent ranks first "
+                                "(repeated edits, lines, named values)")
+REPEAT_OTHER_DOCUMENT_PENALTY = Level(0.3, "a repeated token edit in another document than the cursor's: "
+                                           "a public rename across files ranks below in-file edits")
+
+# ---------------------------------------------------------------------------- lines (NE3xx)
+REPEATED_LINES = Level(0.5, "the same whole lines deleted or inserted where the same lines stand")
+MOVED_LINES = Level(0.5, "the one other copy of lines the user just wrote again elsewhere")
+SUPERSEDED_LINE = Level(0.55, "a nearby line assigning the same target in the same block: the user wrote its "
+                              "new version")
+LINES_OTHER_DOCUMENT_PENALTY = Level(0.2, "repeated or moved lines in another document than the cursor's")
+WHITESPACE = Level(0.5, "the next lines re-indented, stripped or converted as the user's edit did above them")
+
+# ---------------------------------------------------------------------------- imports (NE4xx)
+UNUSED_IMPORT = Level(0.6, "the edit removed the last use of the imported name, rewriting lines in place")
+MISSING_IMPORT = Level(0.5, "the statement another open document uses to import the same name")
+JOIN_IMPORT = Level(0.5, "a name joining the list of a statement that already imports from its module")
+UNIMPORTED_RENAME = Level(0.6, "the name's import was replaced by one of the same name with an affix "
+                               "dropped or added: its uses follow")
+UNIMPORTED_USE = Level(0.5, "a use of a name whose import the user removed, unwrapped or deleted with its "
+                            "statement")
+RELOCATED_IMPORT = Level(0.5, "an import following a definition that moved to another module")
+
+# ---------------------------------------------------------------------------- the cursor's line (NE5xx)
+CUT_SHORT_NAME = Level(0.7, "the one name of the document that extends the identifier cut short at the cursor")
+LIKE_LINE_ENDING = Level(0.6, "the ending of the document's lines that start like the half-typed one, "
+                              "checked by the parse")
+
+TABLE: dict[str, Level] = {name: value for name, value in dict(globals()).items() if isinstance(value, Level)}
+
+
+def markdown_table() -> str:
+    """The levels as a Markdown table, in the order above (the one in docs/next-edit.md)."""
+    rows = ["| level | value | why |", "| --- | --- | --- |"]
+    rows += [f"| `{name}` | {level.value:g} | {level.reason} |" for name, level in TABLE.items()]
+    return "\n".join(rows)

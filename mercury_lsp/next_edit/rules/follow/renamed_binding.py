@@ -1,0 +1,29 @@
+"""NE101 renamed-binding: the other occurrences of a renamed binding get the user's new name.
+
+**What.** The rename the history shows (``steps.candidates``: the newest edit's identifier change,
+or the renames read line by line over the whole recent history) is followed at the occurrences
+tied to the edited binding (``steps.locate``): scope-aware for parameters and locals (a nested
+scope that rebinds the name is skipped; attribute and keyword-argument names are not
+variables), module-wide plus importing documents for module-level functions and classes, every
+``x.name`` across the open documents for attributes and methods.
+
+**Why.** A rename half done does not run; the new text is the user's own identifier, so the
+syntax answers it without the model.
+
+**Example.** ``def area(width, height)`` renamed to ``def area(w, height)``: each ``width`` of
+that function's body becomes ``w``, not those of a nested ``def inner(width)``.
+"""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit.query import Prediction
+from mercury_lsp.next_edit.rules.base import Rule, RuleContext
+from mercury_lsp.next_edit.rules.confidence import TIED_RENAME
+
+
+def run(ctx: RuleContext) -> list[Prediction]:
+    return [Prediction(c.uri, c.start, c.end, c.expected, TIED_RENAME.value, c.reason, c.kind, "syntax", c.old_text)
+            for c in ctx.candidates if c.kind == "rename" and c.expected is not None]
+
+
+RULE = Rule("NE101", "renamed-binding", "rename", TIED_RENAME.value, run, __doc__)

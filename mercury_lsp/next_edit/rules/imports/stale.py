@@ -1,0 +1,123 @@
+"""Uses of a name whose import the user removed (shared by ``unimported-rename``, NE403, and
+``unimported-use``, NE404: the reverse of ``missing-import``).
+
+The import statements (the language's query file, ``symbols``) of the newest edited document are
+compared between its oldest text in the history and now. A name the imports brought then and
+bring no more, that the document does not define, and that code still uses, is stale:
+
+* **replaced** — the imports now bring a name that is the old one with a prefix or suffix
+  dropped or added (``izip`` -> ``zip`` when ``from itertools import izip`` became
+  ``from six.moves import zip``): each use is renamed;
+* **unwrapped** — otherwise a call of it with one argument gives way to the argument
+  (``strip_current_dir(path)`` -> ``path``); a line left assigning a name to itself
+  (``let input = strip_current_dir(input);``) is deleted;
+* **deleted** — any other use (a path through it: ``libc::isatty(...)``) takes its statement with
+  it (``removed.statement_lines``: a short statement that defines nothing).
+
+Uses in comments, strings and the import statements themselves are left alone; more than
+``MAX_SITES`` uses of one name: the user is reworking the code, nothing is offered for it.
+The renames are NE403's edits, the unwrapped and deleted uses NE404's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mercury_lsp.next_edit.import_lists import WORD
+from mercury_lsp.next_edit.prose import non_code
+from mercury_lsp.next_edit.query import Prediction
+from mercury_lsp.next_edit.rules.base import RuleContext
+from mercury_lsp.next_edit.rules.confidence import UNIMPORTED_RENAME, UNIMPORTED_USE
+from mercury_lsp.next_edit.statements import statement_lines, widened
+from mercury_lsp.next_edit.symbols import captures, parsed_before
+from mercury_lsp.next_edit.text import is_identifier
+from mercury_lsp.next_edit.tree import ParsedDoc
+
+MIN_NAME_CHARS = 3  # a replacement name shorter than this ('re', 'os') pairs with too much
+MAX_SITES = 6
+SELF_ASSIGNMENT = re.compile(r"^[ \t]*(?:(?:let|const|var)\s+(?:mut\s+)?)?([A-Za-z_$][\w$]*)\s*:?=\s*\1\s*;?[ \t]*$")
+
+
+def _import_words(doc: ParsedDoc, caps: dict) -> set[str]:
+    return {w for n in caps["import"] for w in WORD.findall(doc.b.node_text(n)) if is_identifier(w)}
+
+
+def _paired(old: str, added: set[str]) -> str | None:
+    """The one newly imported name that is ``old`` with an affix dropped or added."""
+    found = {n for n in added if n != old and min(len(n), len(old)) >= MIN_NAME_CHARS
+             and (old.endswith(n) or old.startswith(n) or n.endswith(old) or n.startswith(old))}
+    return found.pop() if len(found) == 1 else None
+
+
+def _argument(text: str, open_paren: int) -> tuple[int, int] | None:
+    """(start, end) of the one argument of the call whose '(' is at ``open_paren``; None when
+    it has none or several, or does not close on its line."""
+    depth, i = 0, open_paren
+    while i < len(text) and text[i] != "\n":
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                inner = text[open_paren + 1:i]
+                return (open_paren + 1, i) if inner.strip() else None
+        elif ch == "," and depth == 1:
+            return None
+        i += 1
+    return None
+
+
+def stale_uses(ctx: RuleContext) -> list[Prediction]:
+    """The edits at the uses of the names the newest edited document no longer imports (module
+    docstring): renames (kind "rename") and unwrapped or deleted uses (kind "import")."""
+    if not ctx.edited:
+        return []
+    grammars, home = ctx.grammars, ctx.edited[0]
+    old = parsed_before(grammars, home.doc, home.doc.history[-1])
+    if old is None:
+        return []
+    caps = captures(grammars, home)
+    now, then = _import_words(home, caps), _import_words(old, captures(grammars, old))
+    removed, added = then - now, now - then
+    if not removed:
+        return []
+    text = home.doc.text
+    defined = {home.b.node_text(n) for n in caps["definition"] + caps["parameter"]}
+    imports = [(home.b.char(n.start_byte), home.b.char(n.end_byte)) for n in caps["import"]]
+    out: list[Prediction] = []
+    for name in sorted(removed - defined):
+        uses = [m.start() for m in re.finditer(rf"(?<![\w$.:]){re.escape(name)}(?![\w$])", text)
+                if not any(s <= m.start() < e for s, e in imports) and not non_code(home, m.start())]
+        if not uses or len(uses) > MAX_SITES:
+            continue
+        new = _paired(name, added)
+        for at in uses:
+            if new is not None:
+                out.append(Prediction(home.doc.uri, at, at + len(name), new, UNIMPORTED_RENAME.value,
+                                      f"'{name}' is no longer imported: '{new}' is", "rename", "syntax", name))
+                continue
+            paren = at + len(name)
+            while paren < len(text) and text[paren] in " \t":
+                paren += 1
+            arg = _argument(text, paren) if paren < len(text) and text[paren] == "(" else None
+            if arg is None:  # a path through it ('libc::isatty(...)', 'OnceLock::new()'): its statement goes
+                span = statement_lines(home, at)
+                if span is not None and not any(p.start < span[1] and span[0] < p.end for p in out):
+                    out.append(Prediction(home.doc.uri, *span, "", UNIMPORTED_USE.value,
+                                          f"'{name}' is no longer imported: the statement using it goes", "import",
+                                          "syntax", text[span[0]:span[1]]))
+                continue
+            lo = text.rfind("\n", 0, at) + 1
+            hi = text.find("\n", paren)
+            hi = len(text) if hi < 0 else hi
+            line = text[lo:at] + text[arg[0]:arg[1]] + text[arg[1] + 1:hi]
+            if SELF_ASSIGNMENT.match(line):
+                s, e = widened(text, lo, min(hi + 1, len(text)))
+                out.append(Prediction(home.doc.uri, s, e, "", UNIMPORTED_USE.value,
+                                      f"'{name}' is no longer imported: the line goes", "import", "syntax", text[s:e]))
+            else:
+                out.append(Prediction(home.doc.uri, at, arg[1] + 1, text[arg[0]:arg[1]], UNIMPORTED_USE.value,
+                                      f"'{name}' is no longer imported: its call goes", "import", "syntax",
+                                      text[at:arg[1] + 1]))
+    return out

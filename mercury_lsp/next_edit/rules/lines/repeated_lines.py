@@ -1,0 +1,81 @@
+"""NE301 repeated-lines: whole lines the user just deleted or inserted, deleted or inserted again
+where the same lines stand.
+
+**Why.** The token rules (``rules.repeat``) anchor a change on its own line, so a whole line
+removed or added has no anchor there; here the unit is the line (compared without its
+indentation).
+
+* **deleted lines** — the block of lines an edit deleted (``fmt.Println("err:", err)``, a
+  debugging print; ``var minWidth = 40;``, a now-unused local) is deleted wherever the same block
+  still stands, in the example's document and the open documents of its language — except in
+  text the examples just wrote (the block moved, or written again: deleting it undoes the user);
+* **inserted lines** — the lines an edit inserted between two lines are inserted between every
+  other such pair of lines, or, where no pair stands, above every other line like the one below
+  them (``f.wroteHeader = true`` above ``fl := f.basicWriter.ResponseWriter.(http.Flusher)`` in
+  each ``Flush`` method) or below every line like the one above; re-indented to the site.
+
+**Example.** Deleting ``print("debug", x)`` from one function offers deleting the same line in
+the function below it.
+
+The examples are the newest edits across documents (``examples``). A block must be specific (at
+least ``blocks.MIN_BLOCK_CHARS`` non-blank characters) and, when inserted, short
+(``MAX_INSERTED_LINES``: a longer one is new code for its place); a block standing at more than
+``nextEdit.repeatMaxSites`` places (inserted lines: ``MAX_INSERTION_SITES``) is too common to
+mean the user's intent and is not offered.
+"""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit.query import Prediction
+from mercury_lsp.next_edit.rules.base import Rule, RuleContext
+from mercury_lsp.next_edit.rules.confidence import (
+    LINES_OTHER_DOCUMENT_PENALTY,
+    REPEAT_AGE_PENALTY,
+    REPEATED_LINES,
+)
+from mercury_lsp.next_edit.rules.lines.blocks import block_sites, line_changes, written_just_now
+
+EXAMPLES = 3  # the newest edits read as examples (as the token rules)
+# Lines that could be inserted at more places than this are boilerplate the user adds where it is
+# needed, not one change to repeat everywhere (on the real-history benchmark's dev cases, this cap
+# kept every hit of line insertions and removed 14 of their 27 false positives).
+MAX_INSERTION_SITES = 2
+# Inserted blocks of more non-blank lines than this are new code written for their place (a new
+# method, a loop and its body): on the five real-history tuning sets, every one of the 9 sites
+# offered for such blocks was a false positive, and every hit had at most 3 lines.
+MAX_INSERTED_LINES = 3
+
+
+def run(ctx: RuleContext) -> list[Prediction]:
+    """Whole-line deletions and insertions of the newest edits, offered where the same lines stand."""
+    opts, query = ctx.options, ctx.query
+    out: list[Prediction] = []
+    seen: set[tuple[str, int, int]] = set()
+    examples = ctx.examples[:EXAMPLES]
+    fresh = written_just_now(examples)
+    for ex in examples:
+        for change in line_changes(ex.before, ex.after):
+            if sum(1 for x in change.inserted if x.strip()) > MAX_INSERTED_LINES:
+                continue
+            found = [(d, s) for d in ctx.same_language(ex.doc) for s in block_sites(change, d)
+                     if not (change.deleted and any(s[0] < hi and lo < s[1] for lo, hi in fresh.get(d.uri, ())))]
+            if not found or len(found) > (opts.repeat_max_sites if change.deleted else MAX_INSERTION_SITES):
+                continue
+            for d, (s, e, new) in found:
+                if (d.uri, s, e) in seen:
+                    continue
+                seen.add((d.uri, s, e))
+                conf = REPEATED_LINES.value - REPEAT_AGE_PENALTY.value * ex.age
+                where = ""
+                if d.uri != query.cursor_uri:
+                    conf -= LINES_OTHER_DOCUMENT_PENALTY.value
+                    where = " (another document)"
+                what = "deleted" if change.deleted else "inserted"
+                out.append(Prediction(d.uri, s, e, new, round(max(conf, 0.0), 6),
+                                      f"repeated edit: the same lines {what} here{where}", RULE.kind, "syntax",
+                                      d.text[s:e]))
+    out.sort(key=lambda p: (-p.confidence, abs(p.start - query.cursor)))
+    return out[: opts.repeat_max_results]
+
+
+RULE = Rule("NE301", "repeated-lines", "line-repeat", REPEATED_LINES.value, run, __doc__)

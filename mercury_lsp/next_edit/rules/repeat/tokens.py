@@ -1,0 +1,227 @@
+"""Edits read as token rules (for the repeat family): each change of an edit — a run of deleted
+tokens replaced by inserted text — with up to ``CONTEXT_TOKENS`` unchanged tokens of the same
+line on each side as its anchor (an insertion at the end of a line is anchored on the line's
+end, ``EOL``, one at the start of a line's code on the line's start, ``BOL``); the last two edits' rules generalised by intersecting anchors, where identifiers
+the two examples disagree on become a wildcard (``WILD``: any identifier), as
+``except BadSignature, e:`` and ``except Exception, e:`` give ``except ID , e :``.
+Tokens are words (identifiers, numbers) and single punctuation characters, so a rule does not
+depend on spacing."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, replace
+
+from mercury_lsp.next_edit.text import (
+    IDENT,
+    KEYWORDS,
+    PATH_SEPARATORS,
+    TOKEN,
+    diff_region,
+    indent_of,
+    line_bounds,
+)
+
+FAMILY = "repeat"  # the family's name (``RuleContext.family``): its rules share one search
+CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
+# A layout rule's tokens are mostly punctuation ('-> X: ...'): more of its line anchors it.
+LAYOUT_CONTEXT_TOKENS = 6
+MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')
+# Anchor pseudo-tokens (TOKEN never yields a multi-character non-word token): any identifier, the
+# end of the line (an insertion appended to a line) and the start of its code (an insertion before
+# a statement: ``await `` before ``t.throwsAsync(``, ``// `` before a line commented out).
+WILD = "\x00ID"
+EOL = "\x00EOL"
+BOL = "\x00BOL"
+# Words never abstracted to WILD: the keywords that give an anchor its shape (``text.KEYWORDS``).
+
+
+@dataclass(frozen=True)
+class Tok:
+    text: str
+    start: int
+    end: int
+
+
+def tokenize(text: str, lo: int = 0, hi: int | None = None) -> list[Tok]:
+    return [Tok(m.group(), m.start(), m.end()) for m in TOKEN.finditer(text, lo, len(text) if hi is None else hi)]
+
+
+@dataclass(frozen=True)
+class TokenRule:
+    lead: tuple[str, ...]  # anchor before the change
+    deleted: tuple[str, ...]
+    trail: tuple[str, ...]  # anchor after the change
+    inserted: str  # the new text exactly as the user wrote it (between the anchors)
+    indent: str  # indentation of the example's first changed line (to re-indent multi-line text)
+    edit_span: tuple[int, int]  # where the example's new text is in the current document
+    layout: bool = False  # only the spacing between the tokens changed (matched across lines)
+
+    @property
+    def is_rename(self) -> bool:
+        new = self.inserted.strip()
+        return (len(self.deleted) == 1 and IDENT.match(self.deleted[0]) is not None
+                and IDENT.match(new) is not None and new != self.deleted[0]
+                and self.deleted[0] not in KEYWORDS and new not in KEYWORDS)
+
+    @property
+    def pattern_chars(self) -> int:
+        """Characters a match must show (a wildcard or the line's end counts one)."""
+        return sum(1 if t in (WILD, EOL, BOL) else len(t) for t in self.lead + self.deleted + self.trail)
+
+
+def rules_from_edit(before: str, after: str) -> list[TokenRule]:
+    """The token-level changes of one edit (``before`` -> ``after``), anchored on their lines."""
+    p, eb, ea = diff_region(before, after)
+    if p == eb == ea:
+        return []
+    bl, bh = line_bounds(before, p, eb)
+    al, ah = line_bounds(after, p, ea)
+    ta, tb = tokenize(before, bl, bh), tokenize(after, al, ah)
+    ops = difflib.SequenceMatcher(None, [t.text for t in ta], [t.text for t in tb], autojunk=False).get_opcodes()
+    if all(o[0] == "equal" for o in ops):
+        return _layout_rules(before, after, ta, tb)
+    rules = []
+    for i1, i2, j1, j2 in _merge_changes([o for o in ops if o[0] != "equal"], ta, tb):
+        here = ta[i1].start if i1 < len(ta) else (ta[i1 - 1].end if i1 else bl)
+        there = ta[i2 - 1].end if i2 > i1 else here
+        lead = [t for t in ta[max(0, i1 - CONTEXT_TOKENS):i1] if "\n" not in before[t.end:here]]
+        trail = [t for t in ta[i2:i2 + CONTEXT_TOKENS] if "\n" not in before[there:t.start]]
+        if not lead and not trail:
+            continue
+        # the inserted text spans from the end of the lead anchor to the start of the trail anchor
+        s = tb[j1 - 1].end if lead and j1 > 0 else (tb[j1].start if j1 < len(tb) else ah)
+        e = tb[j2].start if trail and j2 < len(tb) else (tb[j2 - 1].end if j2 > 0 else s)
+        if i1 == i2 and lead and not trail and j2 > j1 and not after[e:line_bounds(after, e, e)[1]].strip():
+            trail = [Tok(EOL, e, e)]  # appended to the line: the line's end is the anchor
+        if (i1 == i2 and trail and not lead and j2 > j1 and "\n" not in after[tb[j1].start:e]
+                and not before[before.rfind("\n", 0, here) + 1:here].strip()):
+            lead = [Tok(BOL, here, here)]  # put before a line's code: the line's start is the anchor
+        if i1 == i2 and (not lead or not trail or "\n" in after[tb[j1].start:tb[j2 - 1].end]):
+            continue  # an insertion repeats only between the same two anchors, within a line
+        line_start = after.rfind("\n", 0, s) + 1
+        indent = indent_of(after[line_start:])
+        rules.append(TokenRule(tuple(t.text for t in lead), tuple(t.text for t in ta[i1:i2]),
+                          tuple(t.text for t in trail), after[s:e], indent, (s, e)))
+    return rules
+
+
+def _layout_rules(before: str, after: str, ta: list[Tok], tb: list[Tok]) -> list[TokenRule]:
+    """Rules of an edit that changed only the spacing between its tokens (``{write: w}`` ->
+    ``{ write: w }``, a ``...`` body joined to its ``def`` line): each run of changed gaps (at most
+    ``MERGE_GAP`` tokens apart) as the tokens around them, re-spaced. A gap that only changed the
+    indentation after its line break is left to ``whitespace-continued`` (NE304: a block re-indented)."""
+    changed = []
+    for i in range(len(ta) - 1):
+        old, new = before[ta[i].end:ta[i + 1].start], after[tb[i].end:tb[i + 1].start]
+        if old != new and not ("\n" in old and old.count("\n") == new.count("\n")):
+            changed.append(i)
+    runs: list[list[int]] = []
+    for i in changed:
+        if runs and i - runs[-1][1] <= MERGE_GAP:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    rules = []
+    for first, last in runs:
+        i1, i2 = first, last + 2  # the tokens on both sides of the run's gaps
+        here, there = ta[i1].start, ta[i2 - 1].end
+        lead = [t for t in ta[max(0, i1 - LAYOUT_CONTEXT_TOKENS):i1] if "\n" not in before[t.end:here]]
+        trail = [t for t in ta[i2:i2 + LAYOUT_CONTEXT_TOKENS] if "\n" not in before[there:t.start]]
+        # the new text spans from the end of the lead anchor to the start of the trail anchor
+        s = tb[i1 - 1].end if lead else tb[i1].start
+        e = tb[i2].start if trail else tb[i2 - 1].end
+        line_start = after.rfind("\n", 0, s) + 1
+        indent = indent_of(after[line_start:s])
+        rules.append(TokenRule(tuple(t.text for t in lead), tuple(t.text for t in ta[i1:i2]),
+                          tuple(t.text for t in trail), after[s:e], indent, (s, e), layout=True))
+    return rules
+
+
+def _merge_changes(ops, ta: list[Tok], tb: list[Tok]) -> list[tuple[int, int, int, int]]:
+    """The changes of one edit, those at most ``MERGE_GAP`` tokens apart merged into one — unless
+    every change swaps one identifier for another consistently (a rename, kept per occurrence)
+    and no two of them are names of one path (``log.Printf`` -> ``t.Logf`` is one change)."""
+    spans = [(i1, i2, j1, j2) for _, i1, i2, j1, j2 in ops]
+    mapping: dict[str, str] = {}
+    renames = all(i2 - i1 == 1 and j2 - j1 == 1 and IDENT.match(ta[i1].text) and IDENT.match(tb[j1].text)
+                  and mapping.setdefault(ta[i1].text, tb[j1].text) == tb[j1].text for i1, i2, j1, j2 in spans)
+    renames = renames and not any(0 < b[0] - a[1] <= 2 and all(t.text in PATH_SEPARATORS for t in ta[a[1]:b[0]])
+                                  for a, b in zip(spans, spans[1:], strict=False))
+    if renames or not spans:
+        return spans
+    merged = [spans[0]]
+    for i1, i2, j1, j2 in spans[1:]:
+        a1, a2, b1, b2 = merged[-1]
+        if i1 - a2 <= MERGE_GAP:
+            merged[-1] = (a1, i2, b1, j2)
+        else:
+            merged.append((i1, i2, j1, j2))
+    return merged
+
+
+def generalise(newest: list[TokenRule], older: list[TokenRule]) -> list[TokenRule]:
+    """Rules of the newest edit; where the edit before it made the same change (same deleted
+    tokens, same inserted text) under another anchor, the anchor is cut to what both share,
+    identifiers they disagree on becoming wildcards."""
+    out = []
+    for r in newest:
+        for o in older:
+            if o.deleted == r.deleted and o.inserted.strip() == r.inserted.strip() and (o.lead, o.trail) != (r.lead, r.trail):
+                lead = _shared(r.lead[::-1], o.lead[::-1])[::-1]
+                trail = _shared(r.trail, o.trail)
+                r = replace(r, lead=lead, trail=trail)
+                break
+        out.append(r)
+    return out
+
+
+def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    """The common start of two anchors (nearest the change first), differing identifiers as WILD."""
+    out = []
+    for x, y in zip(a, b, strict=False):
+        if x == y:
+            out.append(x)
+        elif all(IDENT.match(t) and t not in KEYWORDS or t == WILD for t in (x, y)):
+            out.append(WILD)
+        else:
+            break
+    return tuple(out)
+
+
+def keyword_shape(rule: TokenRule) -> TokenRule | None:
+    """The rule with the identifiers of its anchors abstracted, for a replacement whose anchor a
+    keyword opens (``except BadSignature , e :`` -> ``except ID , e :``: every ``except X, e:`` of
+    Python 2); None otherwise, or when no identifier was abstracted. (Insertions and deletions so
+    generalised matched every ``import x from`` and every ``def f(self, x, salt=None)``.)"""
+    def shape(tokens: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(WILD if IDENT.match(t) and t not in KEYWORDS else t for t in tokens)
+
+    if not (rule.deleted and rule.inserted.strip() and rule.lead and rule.lead[0] in KEYWORDS):
+        return None  # a replacement in a statement a keyword opens (insertions and deletions match too much)
+    lead, trail = shape(rule.lead), shape(rule.trail)
+    if (lead, trail) == (rule.lead, rule.trail):
+        return None
+    return replace(rule, lead=lead, trail=trail)
+
+
+MIN_AFFIX_CHARS = 2  # a one-character affix ('s', '_') is no naming convention
+
+
+def affix_change(old: str, new: str):
+    """How ``new`` derives from ``old`` by a prefix or suffix dropped or added (``getOutOrStdout``
+    -> ``OutOrStdout``), as a function applying the same change to another name (None where it
+    does not apply); None when the rename is not such a change."""
+    if len(old) > len(new) + MIN_AFFIX_CHARS - 1 and old.endswith(new):
+        p = old[: len(old) - len(new)]
+        return lambda x: x[len(p):] if x.startswith(p) and IDENT.match(x[len(p):]) else None
+    if len(new) > len(old) + MIN_AFFIX_CHARS - 1 and new.endswith(old):
+        p = new[: len(new) - len(old)]
+        return lambda x: None if x.startswith(p) else p + x
+    if len(old) > len(new) + MIN_AFFIX_CHARS - 1 and old.startswith(new):
+        s = old[len(new):]
+        return lambda x: x[: -len(s)] if x.endswith(s) and len(x) > len(s) else None
+    if len(new) > len(old) + MIN_AFFIX_CHARS - 1 and new.startswith(old):
+        s = new[len(old):]
+        return lambda x: None if x.endswith(s) else x + s
+    return None

@@ -1,0 +1,222 @@
+"""Steps 1-2 of next-edit for renames and signature changes: the locations the recent history
+ties (``find_candidates``; the scoping itself is in ``locate``).
+
+A rename is read two ways, first that holds:
+
+* **the newest edits** — the smallest diff between one of the texts before the newest edit
+  records and the current text turns one identifier into another (``identifier_change``), and the
+  new name is fresh (not in use before: otherwise the user switched to another existing thing);
+* **the whole recent history, line by line** (``line_renames``) — the lines that changed since the
+  oldest text of the history, paired old to new, read as identifier maps: a paired line keeps its
+  tokens except identifiers, each changed identifier maps to one new one across all pairs. This
+  finds a rename spread over several hunks or followed by other edits, several renames at once
+  (``history, window`` -> ``window, ordered``), and a rename to a name already in use when the
+  edited occurrence *binds* the name (a definition, a parameter, an assignment target: the old
+  binding is gone, so its remaining uses must follow) — renaming ``w`` back to ``width`` included.
+
+Occurrences inside the lines the history changed are the user's own and are never touched.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from mercury_lsp.next_edit.query import Candidate, NextEditQuery
+from mercury_lsp.next_edit.scopes import (
+    binds,
+    declared_elsewhere,
+    distinctive,
+    fresh_name,
+    redeclared,
+    scope_of,
+)
+from mercury_lsp.next_edit.steps.calls import signature_candidates
+from mercury_lsp.next_edit.steps.detect import identifier_change
+from mercury_lsp.next_edit.steps.locate import rename_sites_generic, rename_sites_python
+from mercury_lsp.next_edit.text import IMPORT_LINE, PATH_SEPARATORS, TOKEN, diff_region, is_identifier
+from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.syntax import Grammars
+
+MAX_CHANGED_LINES = 200  # more lines changed than this is a rewrite, not read line by line
+# The span from the history's first change to its last, compared line by line (difflib hashes
+# lines: a few milliseconds); hunks far apart in one file (an enum renamed at line 143, its uses
+# at 365) need more than the changed lines.
+MAX_REGION_LINES = 3000
+MIN_PAIR_TOKENS = 2  # a line of one token ('x') pairs with anything: not evidence of a rename
+MAX_PAIR_RENAMES = 2  # a line pair changing more identifiers than this is rewritten, not renamed
+# An identifier directly followed by one of these (not '==') is assigned to: it binds the name.
+# A line of comment (any grammar): its words are prose, not identifiers.
+COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|--)")
+# Words that are never renamed identifiers, in any of the grammars (keywords and literals).
+RESERVED = frozenset("""self this super true false null nil None True False undefined let const var
+func fn def return if else for while in of new typeof mut pub use mod impl struct enum type
+interface class import from export package go defer range match""".split())
+
+
+def _line_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    out, pos = [], lo
+    for line in text[lo:hi].splitlines(keepends=True):
+        out.append((pos, pos + len(line)))
+        pos += len(line)
+    return out
+
+
+def _pair_map(a: str, b: str, b_start: int, limit: int = MAX_PAIR_RENAMES) -> list[tuple[int, str, str]] | None:
+    """(offset of the new identifier, old, new) for each identifier the line pair changes; None
+    when the lines differ in anything but identifiers."""
+    ta, tb = list(TOKEN.finditer(a)), list(TOKEN.finditer(b))
+    if len(ta) != len(tb) or not ta:
+        return None
+    if len(ta) < MIN_PAIR_TOKENS and not (distinctive(ta[0].group()) and distinctive(tb[0].group())):
+        return None  # a lone short name ('x'): a lone compound one is an enum member or field renamed
+    if (IMPORT_LINE.match(a) or IMPORT_LINE.match(b)) and not _binding_renamed(ta, tb):
+        return None  # another thing imported ('from a import x' -> 'from b import x'): no rename
+    if COMMENT_LINE.match(a) or COMMENT_LINE.match(b):
+        return None  # prose: 'O(k)' -> 'O(n)' in a comment renames no variable
+    out, last = [], None
+    for i, (x, y) in enumerate(zip(ta, tb, strict=True)):
+        if x.group() == y.group():
+            continue
+        if not (is_identifier(x.group()) and is_identifier(y.group())) or {x.group(), y.group()} & RESERVED:
+            return None
+        if last is not None and 0 < i - last - 1 <= 2 and all(t.group() in PATH_SEPARATORS for t in ta[last + 1:i]):
+            return None  # names of one path replaced together ('log.Printf' -> 't.Logf'): a new callee, no rename
+        out.append((b_start + y.start(), x.group(), y.group()))
+        last = i
+    return out if 0 < len({old for _, old, _ in out}) <= limit else None
+
+
+def _binding_renamed(ta: list, tb: list) -> bool:
+    """An import line pair whose one change is the local name it binds, from the same module:
+    ``import m from '.'`` -> ``import pMap from '.'``, ``import numpy as np`` -> ``... as npy``."""
+    diff = [i for i, (x, y) in enumerate(zip(ta, tb, strict=True)) if x.group() != y.group()]
+    if len(diff) != 1 or diff[0] == 0:
+        return False
+    i = diff[0]
+    before, after = ta[i - 1].group(), ta[i + 1].group() if i + 1 < len(ta) else ""
+    return (before == "import" and after == "from") or before == "as"
+
+
+def line_renames(before: str, after: str) -> tuple[list[tuple[int, str, str]], list[tuple[int, int]]]:
+    """(renames, changed spans): each consistent identifier map of the changed lines as (offset in
+    ``after`` of an occurrence of the new name, old, new), and the spans of ``after`` that changed."""
+    p, eb, ea = diff_region(before, after)
+    if p == eb == ea:
+        return [], []
+    lo = before.rfind("\n", 0, p) + 1
+    tail = before.find("\n", eb)
+    hb = len(before) if tail < 0 else tail + 1
+    ha = ea + (hb - eb)
+    a_spans, b_spans = _line_spans(before, lo, hb), _line_spans(after, lo, ha)
+    if max(len(a_spans), len(b_spans)) > MAX_REGION_LINES:
+        return [], [(lo, ha)]
+    a_lines = [before[s:e] for s, e in a_spans]
+    b_lines = [after[s:e] for s, e in b_spans]
+    ops = [o for o in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes() if o[0] != "equal"]
+    if sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in ops) > MAX_CHANGED_LINES:
+        return [], [(lo, ha)]
+    pairs, changed, gone, came = [], [], [], []
+    for tag, i1, i2, j1, j2 in ops:
+        if j2 > j1:
+            changed.append((b_spans[j1][0], b_spans[j2 - 1][1]))
+        if tag == "replace" and i2 - i1 == j2 - j1:
+            pairs += [(i1 + d, j1 + d) for d in range(i2 - i1)]
+        else:
+            gone += range(i1, i2)
+            came += range(j1, j2)
+    for j in came:  # a line removed in one hunk and retyped with a new name in another
+        for i in gone:
+            if _pair_map(a_lines[i], b_lines[j], 0, limit=1) is not None:
+                pairs.append((i, j))
+                gone.remove(i)
+                break
+    found: dict[str, list[tuple[int, str, str]]] = {}
+    conflicts: set[str] = set()
+    for i, j in pairs:
+        for off, old, new in _pair_map(a_lines[i], b_lines[j], b_spans[j][0]) or ():
+            if found.get(old, [(0, old, new)])[0][2] != new:
+                conflicts.add(old)
+            found.setdefault(old, []).append((off, old, new))
+    return [r for old, rs in found.items() if old not in conflicts for r in rs], changed
+
+
+def _sites(parsed: list[ParsedDoc], home: ParsedDoc, start: int, old: str, new: str):
+    bs = home.b.byte(start)
+    node = home.tree.root_node.descendant_for_byte_range(bs, bs + len(new.encode("utf-8")))
+    if node is None or home.b.node_text(node) != new:
+        return None
+    if home.doc.grammar == "python":
+        return rename_sites_python(parsed, home, node, old)
+    return rename_sites_generic(parsed, home, node, old)
+
+
+def _candidates(sites, role: str, home: ParsedDoc, old: str, new: str,
+                skip: list[tuple[int, int]] = ()) -> list[Candidate]:
+    out = []
+    for p, n in sites:
+        s, e = p.b.char(n.start_byte), p.b.char(n.end_byte)
+        if p is home and any(lo <= s < hi for lo, hi in skip):
+            continue
+        where = "" if p is home else " (another document)"
+        out.append(Candidate(p.doc.uri, s, e, old, "rename", new, f"{role} '{old}' was renamed to '{new}'{where}"))
+    return out
+
+
+def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidate]:
+    text = home.doc.text
+    renames, changed = line_renames(home.doc.history[-1], text) if home.doc.history else ([], [])
+    targets = {new for _, _, new in renames}  # names the history gave to other things
+    out: list[Candidate] = []
+    done: set[str] = set()
+    for before in home.doc.history:
+        change = identifier_change(before, text)
+        if change is None:
+            continue
+        start, old, new = change
+        if not fresh_name(new, home.doc, scope_of(home, start)):  # in use already: see line by line
+            continue
+        if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start):
+            continue  # both still declared: the user switched to a variable they declared, no rename
+        if redeclared(home, old, start):
+            continue  # the old name declared anew: its uses are that declaration's
+        got = _sites(parsed, home, start, old, new)
+        if got is not None:  # the old name's occurrences the user wrote for something else stay
+            out = _candidates(got[0], got[1], home, old, new, changed if old in targets else ())
+            done.add(old)  # the newest rename first; the history's other renames follow
+            break
+    for start, old, new in sorted(renames, key=lambda r: not binds(home, r[0], r[2])):
+        if old in done:
+            continue
+        if not (binds(home, start, new) or fresh_name(new, home.doc, scope_of(home, start))):
+            continue
+        if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start) \
+                or redeclared(home, old, start):
+            continue
+        got = _sites(parsed, home, start, old, new)
+        if got is None:
+            continue
+        done.add(old)
+        out += _candidates(got[0], got[1], home, old, new, changed)
+    return out
+
+
+def find_candidates(query: NextEditQuery, parsed: list[ParsedDoc], edited: list[ParsedDoc],
+                    grammars: Grammars) -> list[Candidate]:
+    """The locations the history ties (renames and signature changes of the ``edited`` documents,
+    the newest edited first, at most ``nextEdit.maxDocuments`` of them), each once, nearest the
+    cursor first (the cursor's document first), at most ``nextEdit.maxCandidates``."""
+    uris = {p.doc.uri for p in parsed}
+    cands: list[Candidate] = []
+    for home in edited[: query.options.max_documents]:
+        cands.extend(rename_candidates(parsed, home))
+        cands.extend(signature_candidates(parsed, home, home.doc.history[-1], grammars))
+    seen: set[tuple[str, int, int]] = set()
+    unique = []
+    for c in cands:
+        key = (c.uri, c.start, c.end)
+        if key not in seen and c.uri in uris:
+            seen.add(key)
+            unique.append(c)
+    unique.sort(key=lambda c: (c.uri != query.cursor_uri, abs(c.start - query.cursor)))
+    return unique[: query.options.max_candidates]

@@ -1,0 +1,64 @@
+"""NE104 extracted-value: a value the user just named replaces its other occurrences."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.follow.extracted_value import RULE, bindings
+from mercury_lsp.syntax import Grammars
+from tests.support import next_edit as ne
+
+G = Grammars()
+
+
+def ask(d: DocState, cursor: int = 0):
+    return predict(NextEditQuery((d,), d.uri, cursor), None, G).predictions
+
+
+def doc(uri: str, text: str, history: tuple[str, ...] = (), grammar="python") -> DocState:
+    return DocState(uri, text, grammar, 1, history, 1.0 if history else 0.0, (1.0,) * len(history))
+
+
+def applied(text: str, preds) -> str:
+    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
+
+
+def test_a_module_constant_replaces_its_value_elsewhere():
+    src = ("import sys\n\n\ndef check(header):\n    if not isinstance(header['exp'], (int, long, float)):\n"
+           "        raise ValueError()\n")
+    after = src.replace("import sys\n", "import sys\nnumber_types = (int, long, float)\n")
+    preds = ask(doc("file:///a.py", after, (src,)), cursor=after.index("float)") + 6)
+    assert applied(after, preds) == after.replace("header['exp'], (int, long, float))", "header['exp'], number_types)")
+
+
+def test_a_local_replaces_the_same_call_later_in_its_function_only():
+    src = ("async function parse(response, options) {\n\tif (response.status === 204) {\n\t\treturn '';\n\t}\n"
+           "\treturn options.parseJson(await response.text());\n}\n\n"
+           "async function other(response) {\n\treturn await response.text();\n}\n")
+    line = "\tif (response.status === 204) {\n"
+    after = src.replace(line, "\tconst text = await response.text();\n" + line)
+    preds = ask(doc("file:///k.js", after, (src,), grammar="javascript"), cursor=after.index("text();") + 7)
+    assert applied(after, preds) == after.replace("parseJson(await response.text())", "parseJson(text)")
+
+
+def test_names_in_use_bare_values_and_strings_are_not_extracted():
+    assert bindings("x = 1\n", "x = 1\ncount = total\n") == []  # a bare name: a rename, not a value
+    assert bindings("limit = 3\n", "limit = 3\nlimit = compute(3, 4)\n") == []  # not a new name
+    src = "label = 'a'\nprint('value: compute(a, b)')\n"
+    after = src.replace("label = 'a'\n", "label = 'a'\nresult = compute(a, b)\n")
+    d = doc("file:///s.py", after, (src,))
+    assert RULE.run(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []  # only in a string
+
+
+def test_an_expression_standing_at_too_many_places_is_left_alone():
+    src = "".join(f"f{i}(compute(a, b))\n" for i in range(10))
+    after = "value = compute(a, b)\n" + src
+    d = doc("file:///m.py", after, (src,))
+    assert RULE.run(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
+
+
+def test_a_renamed_binding_is_no_new_value_to_name_elsewhere():
+    src = "def f():\n    transport = mock.Mock()\n    other = mock.Mock()\n    return transport, other\n"
+    after = src.replace("    transport = mock.Mock()", "    new_transport = mock.Mock()")
+    preds = ne.ask(ne.doc("file:///t.py", after, (src,), (1.0,)), cursor=after.index("new_transport"))
+    assert "other = mock.Mock()" in ne.applied(after, preds, "file:///t.py")

@@ -1,0 +1,53 @@
+"""NE404 unimported-use: uses of a name whose import went are unwrapped or deleted."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.imports.stale import stale_uses
+from mercury_lsp.syntax import Grammars
+
+G = Grammars()
+
+
+def doc(uri: str, text: str, history: tuple[str, ...] = (), grammar="python") -> DocState:
+    return DocState(uri, text, grammar, 1, history, 1.0 if history else 0.0, (1.0,) * len(history))
+
+
+def applied(text: str, preds) -> str:
+    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
+
+
+def test_a_call_of_a_name_no_longer_imported_gives_way_to_its_argument():
+    src = ("use crate::filesystem::strip_current_dir;\nuse std::path::Path;\n\nfn run(input: &Path) {\n"
+           "    let input = strip_current_dir(input);\n\n    go(input);\n    arg.generate(strip_current_dir(path), sep);\n}\n")
+    after = src.replace("use crate::filesystem::strip_current_dir;\n", "")
+    d = doc("file:///m.rs", after, (src,), grammar="rust")
+    preds = predict(NextEditQuery((d,), d.uri, 0), None, G).predictions
+    assert applied(after, preds) == after.replace("    let input = strip_current_dir(input);\n\n", "").replace(
+        "generate(strip_current_dir(path), sep)", "generate(path, sep)")
+
+
+def test_names_still_imported_defined_or_only_in_prose_are_left_alone():
+    src = "import os\nfrom a import helper\n\n\ndef helper2():\n    return helper(1)\n"
+    moved = src.replace("from a import helper\n", "from b import helper\n")  # the same name, another module
+    d = doc("file:///a.py", moved, (src,))
+    assert stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
+    src = "from a import wrap\n\n\ndef f(x):\n    # wrap(x) was here\n    return 'wrap(x)'\n"
+    after = src.replace("from a import wrap\n", "")
+    d = doc("file:///b.py", after, (src,))
+    assert stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
+    src = "from a import wrap\n\n\ndef wrap(x):\n    return x\n\n\nprint(wrap(2))\n"
+    after = src.replace("from a import wrap\n", "")  # the document defines it now
+    d = doc("file:///c.py", after, (src,))
+    assert stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
+
+
+def test_a_path_through_a_crate_no_longer_imported_takes_its_statement():
+    src = ("extern crate libc;\nuse std::env;\n\nfn main() {\n"
+           "    let istty = unsafe { libc::isatty(libc::STDOUT_FILENO as i32) } != 0;\n\n    go();\n}\n")
+    after = src.replace("extern crate libc;\n", "")
+    d = doc("file:///main.rs", after, (src,), grammar="rust")
+    got = stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G))
+    assert applied(after, got) == after.replace(
+        "    let istty = unsafe { libc::isatty(libc::STDOUT_FILENO as i32) } != 0;\n\n", "")

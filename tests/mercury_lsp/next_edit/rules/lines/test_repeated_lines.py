@@ -1,0 +1,71 @@
+"""NE301 repeated-lines: whole lines deleted or inserted again where the same lines stand."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit import NextEditQuery
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.rules.lines.blocks import line_changes
+from mercury_lsp.next_edit.rules.lines.repeated_lines import RULE
+from tests.support.next_edit import G, applied, ask, doc
+
+
+def test_deleted_lines_are_deleted_where_they_still_stand():
+    src = ('func a() {\n\tfmt.Println(filename)\n\tdo()\n\tfmt.Println("err:", err)\n}\n\n'
+           'func b() {\n\tfmt.Println("err:", err)\n\treturn\n}\n')
+    after = src.replace('\tdo()\n\tfmt.Println("err:", err)\n', "\tdo()\n", 1)
+    preds = ask(doc("file:///h.go", after, (src,), (1.0,), grammar="go"))
+    assert applied(after, preds, "file:///h.go") == after.replace('\tfmt.Println("err:", err)\n', "")
+
+
+def test_inserted_lines_go_above_every_line_like_the_one_below_them():
+    flush = "\tfl := f.basicWriter.ResponseWriter.(http.Flusher)\n\tfl.Flush()\n}\n"
+    src = ("package middleware\n\nfunc (f *flushWriter) Flush() {\n" + flush
+           + "\nfunc (f *httpFancyWriter) Flush() {\n" + flush)
+    after = src.replace("(f *flushWriter) Flush() {\n", "(f *flushWriter) Flush() {\n\tf.wroteHeader = true\n")
+    preds = ask(doc("file:///w.go", after, (src,), (1.0,), grammar="go"))
+    assert applied(after, preds, "file:///w.go") == after.replace(
+        "(f *httpFancyWriter) Flush() {\n", "(f *httpFancyWriter) Flush() {\n\tf.wroteHeader = true\n")
+
+
+def test_lines_between_braces_or_too_short_are_not_repeated():
+    src = "if a {\n}\nif b {\n}\nx := 1\ny := 1\n"
+    after = src.replace("if a {\n}\n", "if a {\n\tcleanup(resources)\n}\n").replace("x := 1\n", "")
+    assert line_changes(src, after) == [] or RULE.run(rule_context(NextEditQuery(
+        (doc("file:///a.go", after, (src,), (1.0,), grammar="go"),), "file:///a.go", 0), G)) == []
+
+
+def test_lines_that_could_go_in_at_many_places_are_not_inserted():
+    body = "\tfl := f.basicWriter.ResponseWriter.(http.Flusher)\n\tfl.Flush()\n}\n"
+    src = "package m\n" + "".join(f"\nfunc (f *w{i}) Flush() {{\n" + body for i in range(4))
+    after = src.replace("(f *w0) Flush() {\n", "(f *w0) Flush() {\n\tf.wroteHeader = true\n")
+    assert ask(doc("file:///w.go", after, (src,), (1.0,), grammar="go")) == []
+
+
+def test_lines_the_user_just_wrote_are_never_deleted_as_a_repeat():
+    # a line moved: deleted in one place and written again in another; the deletion is no change
+    # to repeat where the user just put it
+    a0 = 'import (\n\t"fmt"\n\t"encoding/json"\n)\n\nfunc f() {\n\tfmt.Println(1)\n}\n'
+    a1 = a0.replace('\t"encoding/json"\n', "")
+    a2 = a1.replace('\t"fmt"\n', '\t"encoding/json"\n\t"fmt"\n')
+    preds = ask(doc("file:///m.go", a2, (a1, a0), (2.0, 1.0), grammar="go"), cursor=a2.index("fmt"))
+    assert not [p for p in preds if p.new_text == "" and "encoding/json" in p.old_text]
+
+
+def test_a_long_inserted_block_is_new_code_not_a_repeat():
+    src = "func a(r *R) int {\n\tstart()\n\tfinish()\n}\n\nfunc b(r *R) int {\n\tstart()\n\tfinish()\n}\n"
+    block = "\t// the closest match\n\tif r.NotFound != nil {\n\t\tmatch.Handler = r.NotFound\n\t\treturn true\n\t}\n"
+    after = src.replace("\tstart()\n\tfinish()\n", "\tstart()\n" + block + "\tfinish()\n", 1)
+    preds = ask(doc("file:///r.go", after, (src,), (1.0,), grammar="go"))
+    assert not [p for p in preds if "closest match" in p.new_text]
+    short = src.replace("\tstart()\n\tfinish()\n", "\tstart()\n\tr.done = true\n\tfinish()\n", 1)
+    preds = ask(doc("file:///r.go", short, (src,), (1.0,), grammar="go"))
+    assert applied(short, preds, "file:///r.go") == src.replace("\tstart()\n\tfinish()\n",
+                                                               "\tstart()\n\tr.done = true\n\tfinish()\n")
+
+
+def test_binary_and_huge_documents_give_no_line_repeats():
+    binary = "\x00\x01ID\x00garbage line here\x00\n" * 50
+    assert ask(doc("file:///a.py", binary[40:], (binary,), (1.0,))) == []
+    huge_src = "    log.debug('value')\n" * 60_000  # ~1.4 MB: the deleted line stands everywhere
+    huge = huge_src.replace("    log.debug('value')\n", "", 1)
+    assert ask(doc("file:///a.py", huge, (huge_src,), (1.0,))) == []

@@ -1,0 +1,129 @@
+"""NE204 repeated-pattern: the user's change repeated where the same tokens stand, and where it is
+not (type words alone, an unknown local, another function's list)."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit.rules.repeat.tokens import EOL, rules_from_edit
+from mercury_lsp.syntax import Grammars
+from tests.support.next_edit import applied, ask, doc, run
+
+G = Grammars()
+
+
+def test_an_item_added_to_one_functions_list_is_not_repeated_in_another_functions_lists():
+    src = ("def show(args, kwargs):\n    return args\n\n\ndef other(args, kwargs):\n    return kwargs\n\n\n"
+           "x = show(args, kwargs)\ny = other(args, kwargs)\n")
+    after = src.replace("x = show(args, kwargs)", "x = show(args, kwargs, None)")
+    assert run(after, src)[0].predictions == []  # other(args, kwargs) is another function's call
+
+
+def test_an_older_examples_change_is_repeated_in_another_document():
+    """A version bumped in docs/conf.py, then an unrelated fix in setup.py: setup.py's version
+    gets the same bump."""
+    conf0 = "project = 'more'\nversion = '4.0.0'\n"
+    setup0 = "setup(\n    name='more',\n    version='4.0.0',\n    pattern=r'[a-z_]+',\n)\n"
+    conf1 = conf0.replace("'4.0.0'", "'4.0.1'")
+    setup1 = setup0.replace("[a-z_]+", "[a-z._]+")
+    conf = doc("file:///docs/conf.py", conf1, (conf0,), (1.0,))
+    setup = doc("file:///setup.py", setup1, (setup0,), (2.0,))
+    preds = ask(setup, conf, cursor=setup1.index("pattern"))
+    assert applied(setup1, preds, setup.uri) == setup1.replace("'4.0.0'", "'4.0.1'")
+
+
+def test_an_insertion_at_the_end_of_a_line_is_anchored_on_the_lines_end():
+    line = "// eslint-disable-next-line no-invalid-void-type\n"
+    src = line + "expectType<void>(a());\n" + line + "expectType<void>(b());\n"
+    new = line.replace("void-type", "void-type, no-confusing-void-expression")
+    after = src.replace(line, new, 1)
+    rule, = rules_from_edit(src, after)
+    assert rule.trail == (EOL,) and rule.inserted == ", no-confusing-void-expression"
+    preds = ask(doc("file:///t.ts", after, (src,), (1.0,), grammar="typescript"))
+    assert applied(after, preds, "file:///t.ts") == new + "expectType<void>(a());\n" + new + "expectType<void>(b());\n"
+
+
+def test_a_long_deleted_run_is_repeated_without_an_anchor():
+    sig = "func(cmd *Command, args []string, toComplete string) ([]string, ShellCompDirective)"
+    src = f"package cobra\n\ntype Command struct {{\n\tValidArgsFunction {sig}\n}}\n"
+    other = f"package cobra\n\nvar flagCompletionFunctions = map[*Flag]{sig}{{}}\n"
+    after = src.replace(sig, "CompletionFunc")
+    preds = ask(doc("file:///command.go", after, (src,), (1.0,), grammar="go"),
+                doc("file:///completions.go", other, grammar="go"))
+    assert applied(other, preds, "file:///completions.go") == other.replace(sig, "CompletionFunc")
+
+
+def test_one_replacement_in_a_keyword_statement_repeats_at_statements_of_the_same_shape():
+    """``except BadSignature, e:`` -> ``as e``: every ``except X, e:`` follows, one example is enough."""
+    src = ("try:\n    f()\nexcept BadSignature, e:\n    pass\ntry:\n    g()\nexcept Exception, e:\n    pass\n"
+           "import fetch\nimport delay\n")
+    after = src.replace("except BadSignature, e:", "except BadSignature as e:")
+    preds = ask(doc("file:///a.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///a.py") == after.replace("except Exception, e:", "except Exception as e:")
+
+
+def test_sites_found_only_in_other_documents_do_not_stop_the_search_in_the_examples_own():
+    """A specific anchor matches only other files; a broader one finds the example's sibling."""
+    body = "\tawait t.{}(() => ky.post(\n\t\tserver.url,\n\t));\n"
+    src = body.format("notThrowsAsync") + body.format("throwsAsync")
+    after = src.replace("notThrowsAsync(() => ky.post(", "notThrowsAsync(ky.post(")
+    other = "\tawait t.notThrowsAsync(() => ky(server.url));\n"
+    preds = ask(doc("file:///hooks.js", after, (src,), (1.0,), grammar="javascript"),
+                doc("file:///methods.js", other, grammar="javascript"))
+    assert applied(after, preds, "file:///hooks.js") == after.replace("throwsAsync(() => ky.post(", "throwsAsync(ky.post(")
+    assert applied(other, preds, "file:///methods.js") == "\tawait t.notThrowsAsync(ky(server.url));\n"
+
+
+def test_an_insertion_using_a_local_of_its_function_is_not_repeated_where_the_name_is_unknown():
+    src = ("export class Ky {\n\tconstructor() {\n\t\tconst originalSignal = this.options.signal;\n"
+           "\t\tsignal.addEventListener('abort', () => {\n\t\t\tthis.abortController.abort();\n\t\t});\n\t}\n}\n")
+    after = src.replace("abortController.abort();", "abortController.abort(originalSignal.reason);")
+    other = "export function stop(controller) {\n\tcontroller.abortController.abort();\n}\n"
+    preds = ask(doc("file:///Ky.ts", after, (src,), (1.0,), grammar="typescript"),
+                doc("file:///stop.ts", other, grammar="typescript"))
+    assert [p for p in preds if p.uri == "file:///stop.ts"] == []
+
+
+def test_the_lower_of_two_identical_lines_changed_repeats_at_the_lower_of_each_pair():
+    pair = "        self.assertIs(w[0].category, DeprecationWarning)\n"
+    test = "    def test_{}(self):\n        run()\n" + pair + pair + "\n"
+    src = "class T:\n" + "".join(test.format(n) for n in ("a", "b", "c"))
+    lower = src.index(pair) + len(pair)  # the second line of the first pair
+    after = src[:lower] + pair.replace("w[0]", "w[1]") + src[lower + len(pair):]
+    preds = ask(doc("file:///t.py", after, (src,), (1.0,)), cursor=lower)
+    got = applied(after, preds, "file:///t.py")
+    assert got == src.replace(pair + pair, pair + pair.replace("w[0]", "w[1]"))
+
+
+def test_a_word_changed_inside_a_string_and_comment_repeats_under_its_whole_anchor():
+    src = ('package mux\n\n// Only matches if domain is "www.domain.com".\nfunc a(r *Router) {\n'
+           '\tr.Host("www.domain.com")\n}\n\n// The host is "www.domain.com" here too.\n'
+           'func b(r *Router) {\n\ts := r.Host("www.domain.com").Subrouter()\n\t_ = s\n}\n')
+    first = src.index("// Only")
+    end = src.index("}\n", first)
+    after = src[:first] + src[first:end].replace("domain.com", "example.com") + src[end:]
+    preds = ask(doc("file:///doc.go", after, (src,), (1.0,), grammar="go"), cursor=end)
+    assert applied(after, preds, "file:///doc.go") == src.replace("www.domain.com", "www.example.com")
+
+
+def test_a_replacement_naming_a_local_is_not_repeated_in_a_function_without_it():
+    src = ("function parse(option) {\n  var name = camelcase(option.name());\n  emit(option.name());\n}\n\n"
+           "function help(option) {\n  return pad(option.name());\n}\n")
+    after = src.replace("  var name = camelcase(option.name());\n",
+                        "  var oname = option.name();\n  var name = camelcase(oname);\n")
+    preds = ask(doc("file:///c.js", after, (src,), (1.0,), grammar="javascript"), cursor=after.index("camelcase"))
+    assert applied(after, preds, "file:///c.js") == after.replace("emit(option.name())", "emit(oname)")
+
+
+def test_an_insertion_anchored_on_type_words_alone_is_not_repeated():
+    src = ("export type Options = {\n\treadonly cwd?: string;\n\treadonly execPath?: string;\n"
+           "\treadonly shell?: string;\n};\n")
+    after = src.replace("execPath?: string;", "execPath?: string | URL;")
+    preds = ask(doc("file:///index.d.ts", after, (src,), (1.0,), grammar="typescript"), cursor=after.index("URL"))
+    assert not [p for p in preds if "URL" in p.new_text]  # not every '?: string' field
+
+
+def test_typescripts_string_type_keyword_is_code_not_a_string():
+    from mercury_lsp.next_edit.prose import non_code
+    from mercury_lsp.next_edit.tree import parse_all
+    text = "let a: string = 'x';\n"
+    parsed = parse_all((doc("file:///a.ts", text, grammar="typescript"),), G)[0]
+    assert not non_code(parsed, text.index("string")) and non_code(parsed, text.index("'x'") + 1)

@@ -1,0 +1,49 @@
+"""Renames read line by line over the whole recent history (``steps.candidates.line_renames``)."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
+from mercury_lsp.next_edit.steps.candidates import line_renames
+from mercury_lsp.syntax import Grammars
+
+G = Grammars()
+
+
+def ask(uri: str, text: str, history: tuple[str, ...], grammar: str, cursor: int = 0):
+    times = tuple(float(len(history) - i) for i in range(len(history)))
+    d = DocState(uri, text, grammar, 1, history, max(times, default=0.0), times)
+    return predict(NextEditQuery((d,), uri, cursor), None, G).predictions
+
+
+GO_ENUM = ("package flag\n\nconst (\n\t// UnknownFlagsHandlingErrorOnUnknown returns an error\n"
+           "\tUnknownFlagsHandlingErrorOnUnknown UnknownFlagsHandling = iota\n"
+           "\tUnknownFlagsHandlingIgnoreUnknown\n\tUnknownFlagsHandlingPassUnknownToArgs\n)\n"
+           + "".join(f"\nfunc f{i}() {{}}\n" for i in range(60))
+           + "\nfunc g(h UnknownFlagsHandling) UnknownFlagsHandling {\n"
+             "\tif h != UnknownFlagsHandlingErrorOnUnknown {\n\t\treturn UnknownFlagsHandlingIgnoreUnknown\n\t}\n"
+             "\treturn UnknownFlagsHandlingPassUnknownToArgs\n}\n")
+
+
+def applied(text: str, preds) -> str:
+    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
+
+
+def test_every_rename_of_the_history_is_followed_not_only_the_newest():
+    """Two enum members renamed, then a third: the uses of all three follow, though the history's
+    first and last changes are far apart and the lone member lines hold one token each."""
+    one = GO_ENUM.replace("UnknownFlagsHandlingErrorOnUnknown returns", "ErrorOnUnknownFlag returns") \
+        .replace("\tUnknownFlagsHandlingErrorOnUnknown UnknownFlagsHandling = iota\n\tUnknownFlagsHandlingIgnoreUnknown\n",
+                 "\tErrorOnUnknownFlag UnknownFlagsHandling = iota\n\tIgnoreUnknownFlag\n")
+    two = one.replace("\tUnknownFlagsHandlingPassUnknownToArgs\n)", "\tPassUnknownFlagToArgs\n)")
+    renames = {(old, new) for _, old, new in line_renames(GO_ENUM, two)[0]}
+    assert ("UnknownFlagsHandlingIgnoreUnknown", "IgnoreUnknownFlag") in renames
+    preds = ask("file:///flag.go", two, (one, GO_ENUM), "go", cursor=two.index("PassUnknownFlagToArgs"))
+    assert applied(two, preds) == two.replace("UnknownFlagsHandlingErrorOnUnknown", "ErrorOnUnknownFlag") \
+        .replace("UnknownFlagsHandlingIgnoreUnknown", "IgnoreUnknownFlag") \
+        .replace("UnknownFlagsHandlingPassUnknownToArgs", "PassUnknownFlagToArgs")
+
+
+def test_another_module_imported_is_no_rename():
+    src = "from a import x\n\nprint(x)\n"
+    assert line_renames(src, src.replace("from a import x", "from b import y"))[0] == []
+    assert line_renames(src, src.replace("from a import x", "from a import y"))[0] == []

@@ -1,0 +1,43 @@
+"""Shared helpers of the next-edit tests: documents with a history, a prediction by the syntax alone
+(``ask``), by the pipeline with an optional model (``run``), a rule alone (``rule_edits``), and the
+text the edits give (``applied``, ``renamed``)."""
+
+from __future__ import annotations
+
+from mercury_lsp.config import NextEditOptions
+from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
+from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.syntax import Grammars, grammar_for
+
+G = Grammars()
+
+
+def doc(uri: str, text: str, history: tuple[str, ...] = (), times: tuple[float, ...] = (), grammar="python"):
+    return DocState(uri, text, grammar, 1, history, max(times, default=0.0), times)
+
+
+def ask(*docs: DocState, cursor_uri: str | None = None, cursor: int = 0):
+    q = NextEditQuery(docs, cursor_uri or docs[0].uri, cursor)
+    return predict(q, None, G).predictions
+
+
+def applied(text: str, preds, uri: str) -> str:
+    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds if p.uri == uri])
+
+
+def run(after: str, before: str, *others: DocState, model=None, uri="file:///a.py", cursor=0,
+        options: NextEditOptions | None = None):
+    docs = (DocState(uri, after, grammar_for("", uri), 7, (before,), 1.0), *others)
+    q = NextEditQuery(docs, uri, cursor, options=options or NextEditOptions())
+    return predict(q, model, G), q
+
+
+def renamed(text: str, preds) -> str:
+    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
+
+
+def rule_edits(rule, *docs: DocState, cursor: int = 0, options: NextEditOptions | None = None):
+    """``rule``'s own edits for ``docs`` (the cursor in the first), before the pipeline resolves
+    overlaps and checks the syntax."""
+    q = NextEditQuery(docs, docs[0].uri, cursor, options=options or NextEditOptions())
+    return rule.run(rule_context(q, G))
