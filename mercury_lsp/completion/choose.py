@@ -69,12 +69,19 @@ def choose(ranked: list[Scored], settings: Settings, finish: Finish,
 
 
 def name_checker(req: MemoryRequest | None, doc_text: str, line_before: str) -> Callable[[str], str]:
-    vocab = vocabulary([doc_text, *(d.text for d in req.open_docs)] if req else [doc_text])
+    """The identifier check for this request; the names it knows are collected on first use (most
+    requests show a memory line, which needs no check)."""
+    vocab: list = []
 
     def known(names: set[str]) -> set[str]:
         return req.memory.knows(names, req.open_docs) if req is not None else set()
 
-    return lambda text: check(text, line_before, vocab, known)
+    def check_text(text: str) -> str:
+        if not vocab:
+            vocab.append(vocabulary([doc_text, *(d.text for d in req.open_docs)] if req else [doc_text]))
+        return check(text, line_before, vocab[0], known)
+
+    return check_text
 
 
 def memory_candidates(req: MemoryRequest | None, settings: Settings, uri: str, text: str, cursor: int,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from mercury_lsp.completion.accept import confident_length
 from mercury_lsp.completion.choose import MemoryRequest, choose, memory_candidates, name_checker
 from mercury_lsp.completion.indent import fit_indent
-from mercury_lsp.completion.rank import DocNames, Draft, rank
+from mercury_lsp.completion.rank import NO_NAMES, DocNames, Draft, rank
 from mercury_lsp.completion.retrieved import seam_chunks
 from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance, shape, suffix_overlap
 from mercury_lsp.config import Settings
@@ -72,7 +72,7 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
                           Budget(int(session.context_tokens * (1 - share)), session.chars_per_token))
     line_before = snap.text[snap.line_start(snap.line_of(cursor)):cursor]
     cands = memory_candidates(memory, settings, snap.uri, snap.text, cursor, window.replace_end)
-    names = DocNames.of(snap.text, cursor)
+    names = DocNames.of(snap.text, cursor) if cands or memory is not None else NO_NAMES
     ranked = rank(cands, None, line_before, doc=names)
     outcome = None
     confident = None

@@ -26,6 +26,9 @@ WEIGHTS_FILE = Path(__file__).with_name("ranker.json")
 OPENERS, CLOSERS = "([{", ")]}"
 NAME = re.compile(r"[A-Za-z_$][\w$]*")
 NEAR_CHARS = 4000  # the document around the cursor whose names count as "nearby" (a screen or two)
+# The part of the document "anywhere" reads (each side of the cursor): a bound on the work and
+# the memory a huge document costs, far past where names stop telling candidates apart.
+DOC_CHARS = 64 * 1024
 
 
 class RankerWeights(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -103,7 +106,8 @@ class DocNames:
         line_end = text.find("\n", cursor)
         line_end = len(text) if line_end < 0 else line_end
         return cls(frozenset(NAME.findall(text, max(0, cursor - NEAR_CHARS), cursor)),
-                   frozenset(NAME.findall(text, line_end, line_end + NEAR_CHARS)), frozenset(NAME.findall(text)))
+                   frozenset(NAME.findall(text, line_end, line_end + NEAR_CHARS)),
+                   frozenset(NAME.findall(text, max(0, cursor - DOC_CHARS), cursor + DOC_CHARS)))
 
 
 NO_NAMES = DocNames(frozenset(), frozenset(), frozenset())

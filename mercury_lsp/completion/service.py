@@ -36,6 +36,11 @@ from mercury_lsp.syntax import Grammars
 log = logging.getLogger(__name__)
 
 LATENCY_SAMPLES = 2048  # engine latencies kept for the p50/p95 of ``mercury/stats``
+# The text the newest edits removed is memory too (a line cut here is often typed again there):
+# this many edit records, as one pseudo-document.
+REMOVED_RECORDS = 32
+REMOVED_URI = "mercury-memory:removed"
+REMOVED_CONTEXT_CHARS = 400  # of the document on each side of a removal: the lines around it
 P95 = 0.95
 
 
@@ -48,6 +53,26 @@ class Suggestion:
     version: int
     cached: bool
     confident: int | None = None  # chars of ``text`` before its first low-confidence token
+
+
+def recent_removals(docs: DocumentStore, excluded) -> tuple[OpenDoc, ...]:
+    """The text the newest edits removed (of documents not excluded), each between the lines that
+    stood around it (the document's text before and after the edit: a removed line is found by
+    what led to it and followed it), as one pseudo-document."""
+    parts = []
+    for r in docs.history.recent(limit=REMOVED_RECORDS):
+        if not r.old_text.strip() or excluded(r.uri):
+            continue
+        doc = docs.get(r.uri)
+        before = doc.text[max(0, r.offset - REMOVED_CONTEXT_CHARS):min(r.offset, len(doc.text))] if doc else ""
+        before = before[before.find("\n") + 1:] if "\n" in before else before
+        after = doc.text[r.offset:r.offset + REMOVED_CONTEXT_CHARS] if doc else ""
+        after = after[:after.rfind("\n") + 1] if "\n" in after else ""
+        parts.append(before + r.old_text + after)
+    if not parts:
+        return ()
+    text = "\n".join(reversed(parts)) + "\n"
+    return (OpenDoc(REMOVED_URI, hash(text), text),)
 
 
 class _Slot:
@@ -228,9 +253,11 @@ class CompletionService:
         memory = self.memory()
         if memory is None or not settings.memory.enabled:
             return None
+        excluded = self.exclusion().excludes
         others = tuple(OpenDoc(d.uri, d.version, d.text, d.grammar or "") for d in self.docs
-                       if d.uri != doc.uri and not d.binary and self.docs.get(d.uri) is d)
-        return MemoryRequest(memory, others, doc.grammar or "", is_test_path(uri_path(doc.uri) or doc.uri))
+                       if d.uri != doc.uri and not d.binary and self.docs.get(d.uri) is d and not excluded(d.uri))
+        removed = recent_removals(self.docs, excluded)
+        return MemoryRequest(memory, others + removed, doc.grammar or "", is_test_path(uri_path(doc.uri) or doc.uri))
 
     def _count_guard(self, result: PipelineResult) -> None:
         """The syntax guard's work, for requests and prefetches alike (a prefetch's answer is the

@@ -114,3 +114,20 @@ async def test_open_documents_and_changed_files_override_the_index(server):
     assert await ghost(c, new, NEW, len(HEAD)) == "        return yaml.safe_load(fh)"
     c.notify("textDocument/didClose", {"textDocument": {"uri": new}})
     c.notify("textDocument/didClose", {"textDocument": {"uri": models.as_uri()}})
+
+
+async def test_a_line_an_edit_removed_is_still_remembered(server):
+    c, root = server
+    moved = "        return msgpack.unpackb(fh.read(), strict_map_key=False)\n"
+    source = (root / "pkg/source.py").as_uri()
+    text = HEAD + moved[len("        return "):] + TAIL
+    opened(c, source, text)
+    start = text.index("        return msgpack")
+    line = text.count("\n", 0, start)
+    c.notify("textDocument/didChange", {"textDocument": {"uri": source, "version": 2}, "contentChanges": [
+        {"range": {"start": {"line": line, "character": 0}, "end": {"line": line + 1, "character": 0}}, "text": ""}]})
+    target = (root / "pkg/target.py").as_uri()
+    opened(c, target, NEW)
+    assert await ghost(c, target, NEW, len(HEAD)) == moved.rstrip("\n")  # the cut line, now in no document
+    for uri in (source, target):
+        c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
