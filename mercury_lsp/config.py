@@ -32,7 +32,7 @@ LogLevel = Literal["error", "warning", "info", "debug"]
 # valid prefix of its first line (at a word boundary); "drop": whole lines only, else dropped.
 SyntaxGuard = Literal["prefix", "drop", "off"]
 CompletionFallback = Literal["auto", "always", "never"]
-ModelDrafts = Literal["always", "fallback", "never"]
+ModelDrafts = Literal["auto", "always", "fallback", "never"]
 
 PositiveTokens = Annotated[int, Meta(ge=1, le=4096)]
 
@@ -137,13 +137,17 @@ class CompletionOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=Tru
     (mercury_lsp/completion/rank.py, docs/memory.md)."""
     # When the model writes a draft: "fallback" only when no memory candidate passes the gate (a
     # likely memory line is answered without a model call), "always" for every request, "never".
-    model_drafts: ModelDrafts = "fallback"
+    # "auto": "never" with the embedded model (on the benchmark's dev repositories its drafts
+    # never passed the gate and cost a model call each), "fallback" with any other model or a
+    # remote backend, whose drafts the shipped ranker was not fitted on: they are shown, still
+    # name-checked, when no memory candidate passes the gate.
+    model_drafts: ModelDrafts = "auto"
     # The model scores the memory's candidates in their two-sided context (one batched pass).
     model_scores: bool = False
     # The precision gate: a suggestion is shown only when the ranker's probability that it is
     # exactly right reaches this (0: always show the best). Chosen on the benchmark's dev
     # repositories for 70 % precision (benchmarks/completion/fit_ranker.py).
-    min_probability: UnitFloat = 0.21
+    min_probability: UnitFloat = 0.2
     # An identifier the model writes that exists nowhere in the document, the open documents or
     # the repository (and is not being defined) is replaced by a known one it starts, or the
     # suggestion is cut before it.
@@ -267,6 +271,18 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
         if self.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
             options = replace(options, sampler=self.sampler)
         return options
+
+    @property
+    def calibrated_model(self) -> bool:
+        """The model is the embedded one, whose drafts the shipped ranker's weights were fitted on."""
+        return self.model is None and self.backend is None
+
+    def model_drafts(self) -> ModelDrafts:
+        """``completion.modelDrafts`` with "auto" decided (see its comment)."""
+        drafts = self.completion.model_drafts
+        if drafts == "auto":
+            return "never" if self.calibrated_model else "fallback"
+        return drafts
 
     def span_budget(self, kind: str) -> int:
         return min(self.max_tokens, getattr(self.span_tokens, kind))

@@ -18,7 +18,7 @@ from mercury_lsp.engine_client import LoadSpec
 from mercury_lsp.syntax import Grammars, grammar_for
 
 SCORED = 4  # the memory's best candidates the model scores (the ranker's candidates beyond rarely win)
-DRAFTS = Settings(completion=CompletionOptions(min_probability=0.0, identifier_check=False),
+DRAFTS = Settings(completion=CompletionOptions(min_probability=0.0, identifier_check=False, model_drafts="always"),
                   memory=MemorySettings(enabled=False))
 
 

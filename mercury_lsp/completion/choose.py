@@ -48,13 +48,21 @@ Finish = Callable[[str, str], tuple[str, bool, bool]]  # (text, source) -> (text
 
 def choose(ranked: list[Scored], settings: Settings, finish: Finish,
            check_names: Callable[[str], str] | None) -> Choice:
-    """The best candidate that passes the gate, the identifier check and the guard."""
+    """The best candidate that passes the gate, the identifier check and the guard. A draft of a
+    model the ranker was not fitted on (``Settings.calibrated_model``) has no probability to gate
+    by: it comes after the memory's candidates and is shown when none of them passes."""
     opts = settings.completion
+    trusted = settings.calibrated_model
+    order = ranked if trusted else [s for s in ranked if s.source != "model"] + [s for s in ranked if s.source == "model"]
     gated = False
-    for s in ranked[:opts.candidates]:
-        if s.probability < opts.min_probability:
-            gated = True
+    tried = 0
+    for s in order:
+        if tried >= opts.candidates:
             break
+        if s.probability < opts.min_probability and (trusted or s.source != "model"):
+            gated = True
+            continue  # the rest of the memory's are lower still; an uncalibrated draft may follow
+        tried += 1
         text = s.text
         if check_names is not None and s.source == "model":
             text = check_names(text)

@@ -76,7 +76,7 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
     ranked = rank(cands, None, line_before, doc=names)
     outcome = None
     confident = None
-    drafts = settings.completion.model_drafts
+    drafts = settings.model_drafts()
     if drafts == "always" or (drafts == "fallback" and (not ranked or ranked[0].probability
                                                          < settings.completion.min_probability)):
         # a daemon shared by editors: each document reuses its own context

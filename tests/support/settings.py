@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from mercury_lsp.config import CompletionOptions, MemorySettings, Settings
 
-MODEL_DRAFTS_RAW = {"completion": {"minProbability": 0, "identifierCheck": False}, "memory": {"enabled": False}}
+MODEL_DRAFTS_RAW = {"completion": {"minProbability": 0, "identifierCheck": False, "modelDrafts": "fallback"},
+                    "memory": {"enabled": False}}
 
 
 def drafts(**fields) -> Settings:
     """``Settings(**fields)`` with the model's drafts shown ungated and no memory."""
-    return Settings(completion=CompletionOptions(min_probability=0.0, identifier_check=False),
+    return Settings(completion=CompletionOptions(min_probability=0.0, identifier_check=False, model_drafts="fallback"),
                     memory=MemorySettings(enabled=False), **fields)

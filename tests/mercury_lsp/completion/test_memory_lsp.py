@@ -44,7 +44,7 @@ NEW = HEAD + TAIL
 CAPS = {"general": {"positionEncodings": ["utf-16"]}, "textDocument": {"inlineCompletion": {}},
         "window": {"workDoneProgress": True},
         "workspace": {"workspaceFolders": True, "didChangeWatchedFiles": {"dynamicRegistration": True}}}
-SHIPPED = {"memory": {"enabled": True}, "completion": {"minProbability": 0.21, "identifierCheck": True}}
+SHIPPED = {"memory": {"enabled": True}, "completion": {"minProbability": 0.2, "identifierCheck": True}}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
