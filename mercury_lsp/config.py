@@ -116,6 +116,11 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     disabled_rules: list[NextEditRule] = msgspec.field(default_factory=list)
 
 
+# The window share of retrieved context for a model other than the embedded one: room for a
+# definition or two and a similar chunk beside the document's own code.
+OTHER_MODEL_RETRIEVAL_SHARE = 0.25
+
+
 class MemorySettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
     """The repository memory (mercury_lsp/memory, docs/memory.md): the workspace's code indexed in
     the background, its continuations and retrieved context offered to completions."""
@@ -126,8 +131,10 @@ class MemorySettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, 
     persist: bool = True  # keep the index in the cache folder, so a restart is warm
     # Retrieved context in the model's window and every remote backend's prompt: the definitions
     # of the names near the cursor and the chunks of other files most like the code around it, in
-    # at most this share of the window (0: none).
-    retrieval_share: Annotated[float, Meta(ge=0.0, le=0.75)] = 0.0
+    # at most this share of the window (0: none). null: 0 with the embedded model (on the
+    # benchmark's dev repositories its drafts were no better with it), a quarter with any other
+    # model or a remote backend (as Copilot's neighbouring tabs and RepoCoder's retrieval do).
+    retrieval_share: Annotated[float, Meta(ge=0.0, le=0.75)] | None = None
     definitions: Annotated[int, Meta(ge=0, le=16)] = 4  # definitions retrieved at most
     chunks: Annotated[int, Meta(ge=0, le=16)] = 2  # similar chunks retrieved at most
 
@@ -283,6 +290,13 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
         if drafts == "auto":
             return "never" if self.calibrated_model else "fallback"
         return drafts
+
+    def retrieval_share(self) -> float:
+        """``memory.retrievalShare`` with null decided (see its comment)."""
+        share = self.memory.retrieval_share
+        if share is None:
+            return 0.0 if self.calibrated_model else OTHER_MODEL_RETRIEVAL_SHARE
+        return share
 
     def span_budget(self, kind: str) -> int:
         return min(self.max_tokens, getattr(self.span_tokens, kind))

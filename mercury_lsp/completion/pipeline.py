@@ -67,7 +67,7 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
         data = snap.text.encode("utf-8")
         tree = grammars.parse(snap, data)
         seq = snap.syntax.seq
-    share = settings.memory.retrieval_share if memory is not None and settings.memory.enabled else 0.0
+    share = settings.retrieval_share() if memory is not None and settings.memory.enabled else 0.0
     window = build_window(snap, tree, cursor, settings,
                           Budget(int(session.context_tokens * (1 - share)), session.chars_per_token))
     line_before = snap.text[snap.line_start(snap.line_of(cursor)):cursor]
