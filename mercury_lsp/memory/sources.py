@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mercury_lsp.memory.corpus import FileInfo
+from mercury_lsp.refactor.files import git_root
 from mercury_lsp.syntax import EXTENSIONS
 
 Exclude = Callable[[Path], bool]
@@ -75,15 +76,6 @@ def language_of(path: Path) -> str | None:
 
 def inside(path: Path, roots: list[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
-
-
-def git_root(start: Path) -> Path | None:
-    try:
-        out = subprocess.run(["git", "-C", str(start), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, timeout=GIT_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
 
 
 def _git_paths(git_root: Path, top: Path) -> Iterator[Path] | None:
