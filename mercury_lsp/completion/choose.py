@@ -30,8 +30,8 @@ class MemoryRequest:
     grammar: str
     test: bool
 
-    def context(self, uri: str, text: str, cursor: int, replace_end: int) -> Context:
-        return Context(uri, text, cursor, self.grammar, self.test, replace_end)
+    def context(self, uri: str, text: str, cursor: int, replace_end: int, block: bool = False) -> Context:
+        return Context(uri, text, cursor, self.grammar, self.test, replace_end, block)
 
 
 @dataclass
@@ -93,10 +93,10 @@ def name_checker(req: MemoryRequest | None, doc_text: str, line_before: str) -> 
 
 
 def memory_candidates(req: MemoryRequest | None, settings: Settings, uri: str, text: str, cursor: int,
-                      replace_end: int) -> list[Candidate]:
+                      replace_end: int, block: bool = False) -> list[Candidate]:
     if req is None or not settings.memory.enabled:
         return []
-    return req.memory.candidates(req.context(uri, text, cursor, replace_end), req.open_docs)
+    return req.memory.candidates(req.context(uri, text, cursor, replace_end, block), req.open_docs)
 
 
 def memory_lines(req: MemoryRequest, uri: str, text: str, cursor: int) -> list[Scored]:

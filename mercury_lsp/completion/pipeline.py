@@ -71,7 +71,8 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
     window = build_window(snap, tree, cursor, settings,
                           Budget(int(session.context_tokens * (1 - share)), session.chars_per_token))
     line_before = snap.text[snap.line_start(snap.line_of(cursor)):cursor]
-    cands = memory_candidates(memory, settings, snap.uri, snap.text, cursor, window.replace_end)
+    cands = memory_candidates(memory, settings, snap.uri, snap.text, cursor, window.replace_end,
+                              block=window.kind == "block")
     names = DocNames.of(snap.text, cursor) if cands or memory is not None else NO_NAMES
     ranked = rank(cands, None, line_before, doc=names)
     outcome = None

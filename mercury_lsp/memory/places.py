@@ -30,6 +30,7 @@ AGAIN_TOKENS = 8  # tokens compared past a differing word
 AGAIN_MIN = 3  # ... that must agree for the place to count as a parallel
 MIN_SUBSTITUTE_CHARS = 3  # a shorter word replaced inside a name is a guess (``i`` in ``is``)
 WORD = re.compile(rb"[A-Za-z0-9_$\x80-\xff]+")
+MAX_BODY_LINES = 8  # a block span's body read from a place (the suggestion is cut to its kind after)
 
 
 @dataclass(frozen=True)
@@ -109,13 +110,48 @@ def read_places(query: Query, corpus: Corpus, m: Matches, wildcard: int | None =
     agree = _next_agree(win, le, query.next_ids)
     extended, subs = (lengths, None) if wildcard is not None else _one_word_apart(query, corpus, ends, lengths, ok)
     files = corpus.file_of(ends)
+    block = query.context.block
     out = []
     for i in np.flatnonzero(ok):
         text = corpus.text(int(start[i]), int(stop[i])).rstrip()
+        if block and not text:  # the place's line ends where the cursor's does: its body follows
+            text = _body(corpus, int(end_of_match[i]), int(stop[i]), int(files[i]), query.line_before)
         sub = subs(i, text) if subs is not None else None
         out.append(Place(text, int(lengths[i]), int(extended[i]), int(files[i]), int(agree[i]),
                          bool(mismatch[i]), sub))
     return out
+
+
+def _indent(line: bytes) -> bytes:
+    return line[:len(line) - len(line.lstrip(b" \t"))]
+
+
+def _body(corpus: Corpus, header_end: int, line_end: int, file: int, line_before: str) -> str:
+    """The block a header line at a place opens: the lines after it deeper than the header (and
+    a closing-bracket line at its level), at most ``MAX_BODY_LINES``, indented for the cursor's
+    line (the header's indentation there replaces the place's); "" when it has none."""
+    file_start, file_end = int(corpus.file_byte[file]), int(corpus.file_byte[file + 1])
+    blob = bytes(corpus.blob[file_start:file_end])
+    head_start = blob.rfind(b"\n", 0, header_end - file_start) + 1
+    base = _indent(blob[head_start:header_end - file_start])
+    mine = line_before[:len(line_before) - len(line_before.lstrip(" \t"))]
+    lines = []
+    for raw in blob[line_end - file_start + 1:].split(b"\n")[:MAX_BODY_LINES]:
+        body = raw.rstrip()
+        if not body.strip():
+            if lines:
+                lines.append("")
+            continue
+        ind = _indent(body)
+        if len(ind) <= len(base):
+            if body.strip()[:1] in b")]}" and lines:
+                lines.append(mine + body.strip().decode("utf-8", "replace"))
+            break
+        lines.append(mine + body[len(base):].decode("utf-8", "replace") if ind.startswith(base)
+                     else mine + body.decode("utf-8", "replace").strip())
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n" + "\n".join(lines) if lines else ""
 
 
 def _next_agree(win: np.ndarray, le: np.ndarray, next_ids: np.ndarray) -> np.ndarray:

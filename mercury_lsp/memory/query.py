@@ -31,6 +31,7 @@ class Context:
     language: str = ""  # grammar name ("" for plain text)
     test: bool = False  # the document is a test file
     line_rest_end: int | None = None  # where the suggestion's span ends on the cursor's line
+    block: bool = False  # a block span (the cursor ends a line that opens one): places give their body
 
 
 @dataclass

@@ -173,3 +173,15 @@ def test_nothing_is_written_into_the_workspace(ws):
     assert mem.settle(SETTLE_S)
     mem.close()
     assert sorted(p.relative_to(ws) for p in ws.rglob("*")) == before
+
+
+def test_a_block_span_gets_the_body_a_like_header_opens_there(ws):
+    write(ws, {"pkg/handlers.py": "class Api:\n    def close(self):\n        self.session.close()\n"
+                                  "        self.closed = True\n\n    def other(self):\n        pass\n"})
+    mem = built(ws)
+    doc = "class Client:\n  def close(self):"
+    ctx = Context((ws / "pkg/client.py").as_uri(), doc, len(doc), "python", block=True)
+    bodies = [c.text for c in mem.candidates(ctx)]
+    assert "\n      self.session.close()\n      self.closed = True" in bodies  # under this header, as deep as there
+    assert not [c for c in mem.candidates(Context(ctx.uri, doc, len(doc), "python")) if c.text.startswith("\n")]
+    mem.close()
