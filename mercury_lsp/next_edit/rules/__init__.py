@@ -33,6 +33,7 @@ from mercury_lsp.next_edit.rules.follow import (
     removed_import_name,
     removed_use,
     renamed_binding,
+    sibling_entry,
 )
 from mercury_lsp.next_edit.rules.imports import (
     missing_import,
@@ -44,6 +45,7 @@ from mercury_lsp.next_edit.rules.imports import (
 from mercury_lsp.next_edit.rules.lines import (
     moved_lines,
     repeated_lines,
+    sibling_attribute,
     superseded_line,
     whitespace_continued,
 )
@@ -76,10 +78,12 @@ REGISTRY: tuple[Rule, ...] = (
     superseded_line.RULE,
     moved_lines.RULE,
     repeated_lines.RULE,
+    sibling_attribute.RULE,
     unused_import.RULE,
     missing_import.RULE,
     dropped_argument.RULE,
     extracted_value.RULE,
+    sibling_entry.RULE,
     unimported_rename.RULE,
     unimported_use.RULE,
     removed_use.RULE,

@@ -30,6 +30,10 @@ EXTRACTED_VALUE = Level(0.55, "the expression, token for token, that the user ju
 REMOVED_USE = Level(0.45, "a statement using a name the user deleted: below the other rules, the user "
                           "may be moving the definition rather than deleting it")
 REMOVED_IMPORT_NAME = Level(0.45, "a deleted name left in another document's import list (as REMOVED_USE)")
+SIBLING_ENTRY = Level(0.5, "a list of the new member's siblings, its entry respelt from a sibling's: the list "
+                           "may be one the member is meant to stay out of")
+SIBLING_OTHER_DOCUMENT_PENALTY = Level(0.15, "a sibling list in another document than the cursor's: less often "
+                                             "the user's next stop than one in the same file")
 
 # ---------------------------------------------------------------------------- repeated edits (NE2xx)
 REPEAT_RENAME = Level(0.8, "a repeated rename ranks as the syntax's renames: the same new name, at the "
@@ -52,6 +56,8 @@ REPEATED_LINES = Level(0.5, "the same whole lines deleted or inserted where the 
 MOVED_LINES = Level(0.5, "the one other copy of lines the user just wrote again elsewhere")
 SUPERSEDED_LINE = Level(0.55, "a nearby line assigning the same target in the same block: the user wrote its "
                               "new version")
+SIBLING_ATTRIBUTE = Level(0.5, "the user's attribute line above a sibling definition of the same shape: the user "
+                               "may mean it for some of them only")
 LINES_OTHER_DOCUMENT_PENALTY = Level(0.2, "repeated or moved lines in another document than the cursor's")
 WHITESPACE = Level(0.5, "the next lines re-indented, stripped or converted as the user's edit did above them")
 

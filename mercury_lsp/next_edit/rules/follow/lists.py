@@ -1,0 +1,151 @@
+"""Collections in the tree (shared by ``sibling-entry``, NE114): the nodes that list like things —
+an enum's variants, a const block, an import list, ``__all__``, a map or array literal, a
+``match``'s arms, a chain of ``|`` — read as their items (``Collection``), each with the words it
+spells (identifiers, and words inside its strings: ``"GET": mGET`` spells ``GET`` and ``mGET``).
+
+The list node types are named per grammar (``COLLECTIONS``): the ones that enumerate things of
+one kind. Argument and parameter lists are left out (a new argument is a signature change, NE102),
+and so are statement blocks (a new statement is new code, not a new member). A chain of one binary
+operator (``mGET | mHEAD | mPUT``, TypeScript's ``'a' | 'b'``) is one collection of its operands.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mercury_lsp.next_edit.text import KEYWORDS
+from mercury_lsp.next_edit.tree import ParsedDoc, walk
+
+WORD = re.compile(r"[A-Za-z_$][\w$]*")
+COMMENTS = ("comment", "line_comment", "block_comment")
+# Per grammar: node type -> the item types it lists (None: every named child that is no comment).
+COLLECTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
+    "python": {"list": None, "tuple": None, "set": None, "dictionary": ("pair",),
+               "import_from_statement": ("dotted_name", "aliased_import")},
+    "go": {"const_declaration": ("const_spec",), "var_declaration": ("var_spec",),
+           "literal_value": ("keyed_element", "literal_element"), "field_declaration_list": ("field_declaration",)},
+    "rust": {"enum_variant_list": ("enum_variant",), "use_list": None, "array_expression": None,
+             "match_block": ("match_arm",), "field_declaration_list": ("field_declaration",)},
+    "javascript": {"array": None, "object": ("pair", "shorthand_property_identifier"),
+                   "named_imports": ("import_specifier",), "export_clause": ("export_specifier",)},
+    "typescript": {"array": None, "object": ("pair", "shorthand_property_identifier"),
+                   "named_imports": ("import_specifier",), "export_clause": ("export_specifier",),
+                   "enum_body": None, "object_type": ("property_signature",)},
+}
+COLLECTIONS["tsx"] = COLLECTIONS["typescript"]
+# Chains of one binary operator read as collections of their operands (node type -> operators).
+CHAINS = {"python": ("binary_operator",), "go": ("binary_expression",), "rust": ("binary_expression",),
+          "javascript": ("binary_expression",), "typescript": ("binary_expression", "union_type"),
+          "tsx": ("binary_expression", "union_type")}
+CHAIN_OPERATORS = frozenset({"|"})  # flags and unions; a chain of conditions or sums is no list of members
+MIN_ITEMS = 2
+
+
+@dataclass(frozen=True)
+class Item:
+    start: int  # code points in the document's text
+    end: int
+    text: str
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(w for w in WORD.findall(self.text) if w not in KEYWORDS)
+
+    @property
+    def key(self) -> str | None:
+        """The word the item is known by: its first (``"GET": mGET`` is ``GET``'s entry)."""
+        words = self.words
+        return words[0] if words else None
+
+
+@dataclass(frozen=True)
+class Collection:
+    start: int
+    end: int
+    items: tuple[Item, ...]
+    kind: str  # the list node's type (a chain: its node type and operator)
+    text: str  # the collection's text
+
+    def separator_after(self, i: int) -> str:
+        """The text to put between item ``i`` and an item inserted after it: the one that follows
+        it, or for the last item the list's most common separator (a wrapped line's break is
+        where that line was full, not the list's separator)."""
+        if i + 1 < len(self.items):
+            return self._between(i)
+        seps = [self._between(k) for k in range(len(self.items) - 1)]
+        return max(seps, key=lambda s: (seps.count(s), "\n" not in s)) if seps else ", "
+
+    def _between(self, i: int) -> str:
+        a, b = self.items[i], self.items[i + 1]
+        return self.text[a.end - self.start:b.start - self.start]
+
+
+def collections(doc: ParsedDoc) -> list[Collection]:
+    """Every collection of ``doc`` with at least ``MIN_ITEMS`` items, in document order."""
+    grammar = doc.doc.grammar or ""
+    kinds = COLLECTIONS.get(grammar, {})
+    chains = CHAINS.get(grammar, ())
+    out = []
+    for n in walk(doc.tree.root_node):
+        if n.type in kinds:
+            types = kinds[n.type]
+            items = [c for c in n.named_children
+                     if c.type not in COMMENTS and (types is None or c.type in types)]
+            if n.type == "import_from_statement":
+                items = [c for c in items if not _field_is(n, "module_name", c)]
+            coll = _collection(doc, n, items, n.type)
+        elif n.type in chains and (n.parent is None or n.parent.type != n.type or _operator(n.parent) != _operator(n)):
+            op = _operator(n)
+            if op not in CHAIN_OPERATORS:
+                continue
+            coll = _collection(doc, n, _operands(n, op), f"{n.type} {op}")
+        else:
+            continue
+        if coll is not None:
+            out.append(coll)
+    return out
+
+
+def _collection(doc: ParsedDoc, node, items: list, kind: str) -> Collection | None:
+    if len(items) < MIN_ITEMS:
+        return None
+    b = doc.b
+    start, end = b.char(node.start_byte), b.char(node.end_byte)
+    text = doc.doc.text
+    return Collection(start, end, tuple(Item(b.char(c.start_byte), b.char(c.end_byte),
+                                             text[b.char(c.start_byte):b.char(c.end_byte)]) for c in items),
+                      kind, text[start:end])
+
+
+def _field_is(parent, name: str, node) -> bool:
+    child = parent.child_by_field_name(name)
+    return child is not None and child.start_byte == node.start_byte and child.end_byte == node.end_byte
+
+
+def _operator(node) -> str | None:
+    op = node.child_by_field_name("operator")
+    if op is not None:
+        return op.type
+    return next((c.type for c in node.children if not c.is_named), None)
+
+
+def _operands(node, op: str) -> list:
+    """The operands of a chain of ``op`` (left-nested: ``(a | b) | c``)."""
+    out = []
+    for c in node.named_children:
+        if c.type == node.type and _operator(c) == op:
+            out.extend(_operands(c, op))
+        elif c.type not in COMMENTS:
+            out.append(c)
+    return out
+
+
+def containing(colls: list[Collection], lo: int, hi: int) -> Collection | None:
+    """The innermost collection whose items cover ``[lo, hi)`` with whole items."""
+    best = None
+    for c in colls:
+        if c.start <= lo and hi <= c.end and any(lo <= it.start and it.end <= hi for it in c.items):
+            if best is None or c.end - c.start < best.end - best.start:
+                best = c
+    return best
