@@ -27,8 +27,10 @@ from mercury_lsp.config import NextEditRule
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.complete import cut_short_name, like_line_ending, model_line_ending
 from mercury_lsp.next_edit.rules.follow import (
+    adopted_name,
     changed_signature,
     dropped_argument,
+    extracted_function,
     extracted_value,
     removed_import_name,
     removed_use,
@@ -83,6 +85,8 @@ REGISTRY: tuple[Rule, ...] = (
     missing_import.RULE,
     dropped_argument.RULE,
     extracted_value.RULE,
+    extracted_function.RULE,
+    adopted_name.RULE,
     sibling_entry.RULE,
     unimported_rename.RULE,
     unimported_use.RULE,

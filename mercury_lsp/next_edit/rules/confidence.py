@@ -30,6 +30,10 @@ EXTRACTED_VALUE = Level(0.55, "the expression, token for token, that the user ju
 REMOVED_USE = Level(0.45, "a statement using a name the user deleted: below the other rules, the user "
                           "may be moving the definition rather than deleting it")
 REMOVED_IMPORT_NAME = Level(0.45, "a deleted name left in another document's import list (as REMOVED_USE)")
+EXTRACTED_FUNCTION = Level(0.55, "code token for token the body of the helper the user just wrote, its "
+                                  "parameters bound to what the copy has in their place (as EXTRACTED_VALUE)")
+ADOPTED_NAME = Level(0.5, "a use of the name the user switched away from at one place, switched too: the "
+                          "user may mean the old name to stay at some")
 SIBLING_ENTRY = Level(0.5, "a list of the new member's siblings, its entry respelt from a sibling's: the list "
                            "may be one the member is meant to stay out of")
 SIBLING_OTHER_DOCUMENT_PENALTY = Level(0.15, "a sibling list in another document than the cursor's: less often "

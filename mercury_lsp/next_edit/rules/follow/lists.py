@@ -83,28 +83,54 @@ class Collection:
 
 def collections(doc: ParsedDoc) -> list[Collection]:
     """Every collection of ``doc`` with at least ``MIN_ITEMS`` items, in document order."""
-    grammar = doc.doc.grammar or ""
-    kinds = COLLECTIONS.get(grammar, {})
-    chains = CHAINS.get(grammar, ())
     out = []
     for n in walk(doc.tree.root_node):
-        if n.type in kinds:
-            types = kinds[n.type]
-            items = [c for c in n.named_children
-                     if c.type not in COMMENTS and (types is None or c.type in types)]
-            if n.type == "import_from_statement":
-                items = [c for c in items if not _field_is(n, "module_name", c)]
-            coll = _collection(doc, n, items, n.type)
-        elif n.type in chains and (n.parent is None or n.parent.type != n.type or _operator(n.parent) != _operator(n)):
-            op = _operator(n)
-            if op not in CHAIN_OPERATORS:
-                continue
-            coll = _collection(doc, n, _operands(n, op), f"{n.type} {op}")
-        else:
-            continue
+        coll = collection_of(doc, n)
         if coll is not None:
             out.append(coll)
     return out
+
+
+def around(doc: ParsedDoc, offset: int, seen: dict | None = None) -> list[Collection]:
+    """The collections holding the character at ``offset``, the innermost first (a walk up the
+    tree from it: cheaper than reading every collection of a large document). ``seen`` keeps the
+    nodes already read across calls: the walk stops at the first one (its collections are known)."""
+    return around_byte(doc, doc.b.byte(offset), seen)
+
+
+def around_byte(doc: ParsedDoc, b: int, seen: dict | None = None) -> list[Collection]:
+    """``around`` at byte offset ``b``."""
+    node = doc.tree.root_node.descendant_for_byte_range(b, b)
+    out = []
+    while node is not None:
+        key = (node.start_byte, node.end_byte, node.type)
+        if seen is not None:
+            if key in seen:
+                break
+            seen[key] = True
+        coll = collection_of(doc, node)
+        if coll is not None:
+            out.append(coll)
+        node = node.parent
+    return out
+
+
+def collection_of(doc: ParsedDoc, n) -> Collection | None:
+    """``n`` read as a collection (None: not one, or fewer than ``MIN_ITEMS`` items)."""
+    grammar = doc.doc.grammar or ""
+    kinds = COLLECTIONS.get(grammar, {})
+    if n.type in kinds:
+        types = kinds[n.type]
+        items = [c for c in n.named_children if c.type not in COMMENTS and (types is None or c.type in types)]
+        if n.type == "import_from_statement":
+            items = [c for c in items if not _field_is(n, "module_name", c)]
+        return _collection(doc, n, items, n.type)
+    if n.type in CHAINS.get(grammar, ()) and (n.parent is None or n.parent.type != n.type
+                                             or _operator(n.parent) != _operator(n)):
+        op = _operator(n)
+        if op in CHAIN_OPERATORS:
+            return _collection(doc, n, _operands(n, op), f"{n.type} {op}")
+    return None
 
 
 def _collection(doc: ParsedDoc, node, items: list, kind: str) -> Collection | None:

@@ -39,7 +39,7 @@ from mercury_lsp.next_edit.rules.confidence import (
     SIBLING_ENTRY,
     SIBLING_OTHER_DOCUMENT_PENALTY,
 )
-from mercury_lsp.next_edit.rules.follow.lists import WORD, Collection, Item, collections, containing
+from mercury_lsp.next_edit.rules.follow.lists import WORD, Collection, Item, around, around_byte, containing
 from mercury_lsp.next_edit.text import diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
@@ -62,21 +62,14 @@ def run(ctx: RuleContext) -> list[Prediction]:
     """The lists that lack the member an example added beside its siblings (module docstring)."""
     out: list[Prediction] = []
     seen: set[tuple[str, int]] = set()
-    cache: dict[str, list[Collection]] = {}
-
-    def colls(doc: ParsedDoc) -> list[Collection]:
-        if doc.doc.uri not in cache:
-            cache[doc.doc.uri] = collections(doc)
-        return cache[doc.doc.uri]
-
     for ex in ctx.examples[:EXAMPLES]:
         home = ctx.by_uri.get(ex.doc.uri)
         inserted = _inserted(ex)
-        if home is None or inserted is None:
+        if home is None or not inserted:
             continue
         found_source = None
         for lo, hi in inserted:
-            source = containing(colls(home), lo, hi)
+            source = containing(around(home, lo), lo, hi)
             if source is not None:
                 found_source = source, lo, hi
                 break
@@ -88,7 +81,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
         if len(olds) < MIN_SIBLINGS:
             continue
         for item in new:
-            found = _sites(ctx, colls, home, source, item, olds)
+            found = _sites(ctx, home, source, item, olds)
             if len(found) > ctx.options.repeat_max_sites:
                 continue
             for d, at, text in found:
@@ -129,7 +122,7 @@ def _inserted(ex) -> list[tuple[int, int]]:
     return out
 
 
-def _sites(ctx: RuleContext, colls, home: ParsedDoc, source: Collection, item: Item,
+def _sites(ctx: RuleContext, home: ParsedDoc, source: Collection, item: Item,
            olds: list[Item]) -> list[tuple[ParsedDoc, int, str]]:
     """(document, offset, text) of the insertions that give ``item`` to the lists of its siblings."""
     name = item.key
@@ -142,12 +135,19 @@ def _sites(ctx: RuleContext, colls, home: ParsedDoc, source: Collection, item: I
     core = _core(name, prefix, suffix)
     cores = [_core(k, prefix, suffix) for k in keys]
     order = sorted([*olds, item], key=lambda it: it.start)
+    words = sorted({w for k, c in zip(keys, cores, strict=True) for w in (k, c) if w}, key=len, reverse=True)
+    spelt = re.compile(rb"(?<![\w$])(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")(?![\w$])", re.I)
     out = []
     for d in (p for p in ctx.parsed if p.doc in ctx.same_language(home.doc)):
-        for coll in colls(d):
+        candidates: dict[int, Collection] = {}
+        walked: dict = {}
+        for m in spelt.finditer(d.b.data):  # the lists that spell a sibling: walked up to from it
+            for coll in around_byte(d, m.start(), walked):
+                candidates.setdefault(coll.start, coll)
+        for coll in sorted(candidates.values(), key=lambda c: c.start):
             if d is home and coll.start <= source.start and source.end <= coll.end:
                 continue  # the example's list, or one holding it
-            if coll.kind in IMPORTS and (source.kind in IMPORTS) and d is not home:
+            if coll.kind in IMPORTS and source.kind in IMPORTS and d is not home:
                 continue
             site = _site(coll, item, order, keys, cores, name, core)
             if site is not None:
