@@ -25,13 +25,21 @@ from typing import get_args
 
 from mercury_lsp.config import NextEditRule
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
-from mercury_lsp.next_edit.rules.complete import cut_short_name, like_line_ending, model_line_ending
+from mercury_lsp.next_edit.rules.complete import (
+    cut_short_name,
+    implied_name,
+    like_line_ending,
+    line_leftover,
+    model_line_ending,
+)
 from mercury_lsp.next_edit.rules.follow import (
     adopted_name,
     changed_signature,
     dropped_argument,
     extracted_function,
     extracted_value,
+    implemented_member,
+    named_fields,
     removed_import_name,
     removed_use,
     renamed_binding,
@@ -70,6 +78,8 @@ __all__ = ["BY_CODE", "CODES", "FAMILIES", "REGISTRY", "Rule", "RuleContext", "m
 REGISTRY: tuple[Rule, ...] = (
     renamed_binding.RULE,
     changed_signature.RULE,
+    line_leftover.RULE,
+    implied_name.RULE,
     cut_short_name.RULE,
     like_line_ending.RULE,
     repeated_rename.RULE,
@@ -88,6 +98,8 @@ REGISTRY: tuple[Rule, ...] = (
     extracted_function.RULE,
     adopted_name.RULE,
     sibling_entry.RULE,
+    implemented_member.RULE,
+    named_fields.RULE,
     unimported_rename.RULE,
     unimported_use.RULE,
     removed_use.RULE,

@@ -45,7 +45,6 @@ from mercury_lsp.next_edit.text import IDENT, IMPORT_LINE, KEYWORDS, TOKEN, diff
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 EXAMPLES = 3  # the newest edits read (as the token rules)
-SEPARATORS = frozenset({".", ":"})  # a path's separators ('::' is two tokens)
 PUNCTUATION = frozenset(";,")  # changes of these beside the switch are the user's style, not the switch
 MIN_NAME_CHARS = 2  # a shorter old name ('t') is followed only as a module's alias, with its member
 TRAILING_COMMENT = re.compile(r"\s(?://|#)(?![\[!]).*$")
@@ -69,12 +68,12 @@ def run(ctx: RuleContext) -> list[Prediction]:
     out: list[Prediction] = []
     seen: set[tuple[str, int]] = set()
     examples = ctx.examples[:EXAMPLES]
-    switches = [(ex, s) for ex in examples for s in _switches(ex)]
-    for ex, sw in switches:
+    read = [(ex, s) for ex in examples for s in switches(ex)]
+    for ex, sw in read:
         home = ctx.by_uri.get(ex.doc.uri)
         if home is None:
             continue
-        repeated = sum(1 for _, o in switches if (o.old, o.new, o.tail) == (sw.old, sw.new, sw.tail)) > 1
+        repeated = sum(1 for _, o in read if (o.old, o.new, o.tail) == (sw.old, sw.new, sw.tail)) > 1
         oldest = home.doc.history[-1] if home.doc.history else home.doc.text
         if not (repeated or not word_in(sw.new, oldest)):
             continue  # the new name is neither new nor switched to twice: another thing, not a migration
@@ -92,7 +91,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
     return out
 
 
-def _switches(ex: Example) -> list[Switch]:
+def switches(ex: Example) -> list[Switch]:
     """The name switches of one edit (at most one: an edit switching several names is a rewrite)."""
     before, after = ex.before, ex.after
     p, eb, ea = diff_region(before, after)
@@ -114,9 +113,11 @@ def _switches(ex: Example) -> list[Switch]:
     old, new = ta[i1][0], tb[j1][0]
     if not (IDENT.match(old) and IDENT.match(new)) or old in KEYWORDS or new in KEYWORDS:
         return []
-    tail = i1 > 0 and ta[i1 - 1][0] in SEPARATORS
-    head_of_path = i1 + 1 < len(ta) and ta[i1 + 1][0] in SEPARATORS
-    member = ta[i1 + 2][0] if head_of_path and i1 + 2 < len(ta) and ta[i1 + 1][0] == "." else None
+    tail = i1 > 0 and (ta[i1 - 1][0] == "." or ta[i1 - 1][0] == ":" and i1 > 1 and ta[i1 - 2][0] == ":")
+    head_of_path = i1 + 1 < len(ta) and (ta[i1 + 1][0] == "." or ta[i1 + 1][0] == ":" and i1 + 2 < len(ta)
+                                         and ta[i1 + 2][0] == ":")
+    member = ta[i1 + 2][0] if head_of_path and i1 + 2 < len(ta) and ta[i1 + 1][0] == "." else \
+        ta[i1 + 3][0] if head_of_path and i1 + 3 < len(ta) else None
     call = i1 + 1 < len(ta) and ta[i1 + 1][0] == "("
     at = to_current(ex, tb[j1][1])
     if at is None:
