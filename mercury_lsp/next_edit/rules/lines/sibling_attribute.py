@@ -12,7 +12,9 @@ arguments being data, a Rust attribute by its text). A sibling matches when its 
 shape, its own attribute lines are the example's (the same names, no more, and none of the
 inserted ones), and — when no attribute stood beside the insertion, so the kind alone says
 little — its head reads as the example's up to its parameters (``fn from(`` in each ``impl
-From``). The lines are inserted at the top of each such sibling's attribute lines (as many of
+From``). Where attributes are matched by their text and some stood beside the insertion (Rust's
+``#[cfg(feature = "std")]``), they are the shape: an item of any kind and depth gated the same
+way matches (the ``impl`` blocks below the methods, all ``std``-only). The lines are inserted at the top of each such sibling's attribute lines (as many of
 them above as the example had), re-indented; below the example in its document (the user marks them top
 down: the siblings above were passed over), then in the open documents of its language (ranked
 below), the nearest first and at most ``MAX_ATTRIBUTE_SITES``.
@@ -40,7 +42,7 @@ from mercury_lsp.next_edit.rules.confidence import (
 )
 from mercury_lsp.next_edit.rules.lines.blocks import line_changes, line_starts
 from mercury_lsp.next_edit.statements import BLOCKS
-from mercury_lsp.next_edit.text import TOKEN, indent_of
+from mercury_lsp.next_edit.text import TOKEN, indent_of, line_bounds
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 EXAMPLES = 3  # the newest edits read (as the other line rules)
@@ -103,7 +105,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
                 if (d.doc.uri, s) in seen:
                     continue
                 seen.add((d.doc.uri, s))
-                indent = indent_of(d.doc.text[s:s + len(shape.indent) + 1])
+                indent = indent_of(d.doc.text[s:line_bounds(d.doc.text, s, s)[1]])
                 new = "".join(indent + x.strip() + "\n" for x in change.inserted if x.strip())
                 conf = SIBLING_ATTRIBUTE.value - REPEAT_AGE_PENALTY.value * ex.age
                 if d is not home:
@@ -177,10 +179,10 @@ def _head(line: str) -> str:
 def _sites(d: ParsedDoc, shape: Shape, attr: re.Pattern, grammar: str, skip: int | None) -> list[int]:
     """Offsets (the start of each matching sibling's attribute lines) where ``shape``'s lines go."""
     starts, lines = _lines(d.doc.text)
+    gated = grammar in BY_TEXT and bool(shape.context)  # an item gated like the example: any kind, any depth
     out = []
     for j, line in enumerate(lines):
-        if not line.startswith(shape.indent) or indent_of(line) != shape.indent or attr.match(line) \
-                or not line.strip():
+        if attr.match(line) or not line.strip() or (not gated and indent_of(line) != shape.indent):
             continue
         i = j - 1
         run_keys = []
@@ -196,7 +198,7 @@ def _sites(d: ParsedDoc, shape: Shape, attr: re.Pattern, grammar: str, skip: int
             continue
         if not shape.context and _head(line) != shape.head:
             continue
-        if _kind(d, starts[j], line) != shape.kind:
+        if not gated and _kind(d, starts[j], line) != shape.kind:
             continue
         out.append(starts[i + 1 + shape.above])
     return out

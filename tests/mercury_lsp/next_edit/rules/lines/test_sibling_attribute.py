@@ -106,3 +106,14 @@ def test_other_lines_than_attributes_are_not_this_rule_s():
     after = PY.replace("    def helper(self):\n", "    # helpers\n    def helper(self):\n")
     d = ne.doc("file:///test_functional.py", after, (PY,), (1.0,))
     assert edits(d) == []
+
+
+def test_a_rust_item_gated_by_the_same_attribute_matches_whatever_its_kind_and_depth():
+    src = RS + '\n#[cfg(feature = "std")]\nimpl From<io::Error> for Error {\n    fn from(e: io::Error) -> Self {\n' \
+               '        Error::new(e)\n    }\n}\n\nimpl Display for Error {}\n'
+    after = src.replace('    #[cfg(feature = "std")]\n    pub fn downcast', '    #[cfg(feature = "std")]\n' + ATTR
+                        + "    pub fn downcast")
+    d = ne.doc("file:///error.rs", after, (src,), (1.0,), grammar="rust")
+    out = ne.applied(after, edits(d), d.uri)
+    assert '#[cfg(feature = "std")]\n' + ATTR.strip() + "\nimpl From<io::Error>" in out
+    assert ATTR.strip() + "\nimpl Display" not in out
