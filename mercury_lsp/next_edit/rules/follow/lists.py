@@ -4,9 +4,12 @@ an enum's variants, a const block, an import list, ``__all__``, a map or array l
 spells (identifiers, and words inside its strings: ``"GET": mGET`` spells ``GET`` and ``mGET``).
 
 The list node types are named per grammar (``COLLECTIONS``): the ones that enumerate things of
-one kind. Argument and parameter lists are left out (a new argument is a signature change, NE102),
-and so are statement blocks (a new statement is new code, not a new member). A chain of one binary
-operator (``mGET | mHEAD | mPUT``, TypeScript's ``'a' | 'b'``) is one collection of its operands.
+one kind. Argument and parameter lists are left out (a new argument is a signature change, NE102).
+A chain of one binary operator (``mGET | mHEAD | mPUT``, TypeScript's ``'a' | 'b'``) is one
+collection of its operands. In a block of statements, a *run* of consecutive statements written
+alike but for one word (``suite.addTest(ext.suite())``, ``suite.addTest(loader.suite())``: the
+same tokens, differing at the same places by one word each) is one collection too, each statement
+known by its word (``statement_runs``): a list of things written out as statements.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mercury_lsp.next_edit.text import KEYWORDS
+from mercury_lsp.next_edit.statements import BLOCKS
+from mercury_lsp.next_edit.text import KEYWORDS, TOKEN
 from mercury_lsp.next_edit.tree import ParsedDoc, walk
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
@@ -40,6 +44,9 @@ CHAINS = {"python": ("binary_operator",), "go": ("binary_expression",), "rust": 
           "tsx": ("binary_expression", "union_type")}
 CHAIN_OPERATORS = frozenset({"|"})  # flags and unions; a chain of conditions or sums is no list of members
 MIN_ITEMS = 2
+MAX_STATEMENT_LINES = 3  # a longer statement is code of its own, not an entry of a list
+MAX_STATEMENT_TOKENS = 40
+MIN_RUN = 3  # statements alike: two are a coincidence as often as a list
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class Item:
     start: int  # code points in the document's text
     end: int
     text: str
+    slot: str | None = None  # a statement's word of its run (else the item is known by its first word)
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -54,7 +62,10 @@ class Item:
 
     @property
     def key(self) -> str | None:
-        """The word the item is known by: its first (``"GET": mGET`` is ``GET``'s entry)."""
+        """The word the item is known by: its first (``"GET": mGET`` is ``GET``'s entry), or a
+        statement's word of its run."""
+        if self.slot is not None:
+            return self.slot
         words = self.words
         return words[0] if words else None
 
@@ -94,7 +105,8 @@ def collections(doc: ParsedDoc) -> list[Collection]:
 def around(doc: ParsedDoc, offset: int, seen: dict | None = None) -> list[Collection]:
     """The collections holding the character at ``offset``, the innermost first (a walk up the
     tree from it: cheaper than reading every collection of a large document). ``seen`` keeps the
-    nodes already read across calls: the walk stops at the first one (its collections are known)."""
+    nodes already read across calls: the walk stops at the first one (its collections are known),
+    and a block gives all its statement runs, not only those holding ``offset``."""
     return around_byte(doc, doc.b.byte(offset), seen)
 
 
@@ -111,8 +123,62 @@ def around_byte(doc: ParsedDoc, b: int, seen: dict | None = None) -> list[Collec
         coll = collection_of(doc, node)
         if coll is not None:
             out.append(coll)
+        if node.type in BLOCKS:  # with ``seen``, every run of the block (it is not walked again)
+            out += [r for r in statement_runs(doc, node) if seen is not None or r.start <= doc.b.char(b) < r.end]
         node = node.parent
     return out
+
+
+def statement_runs(doc: ParsedDoc, block) -> list[Collection]:
+    """The runs of statements of ``block`` written alike but for one word (module docstring)."""
+    stmts = [c for c in block.named_children if c.type not in COMMENTS]
+    text = doc.doc.text
+    rows = []
+    for c in stmts:
+        if c.end_point[0] - c.start_point[0] + 1 > MAX_STATEMENT_LINES:
+            rows.append(None)
+            continue
+        s, e = doc.b.char(c.start_byte), doc.b.char(c.end_byte)
+        toks = TOKEN.findall(text, s, e)
+        rows.append((s, e, toks) if len(toks) <= MAX_STATEMENT_TOKENS else None)
+    out: list[Collection] = []
+    run: list[tuple[int, int, str]] = []  # (start, end, word)
+    shape = None
+    for i, row in enumerate(rows + [None]):
+        prev = rows[i - 1] if i > 0 else None
+        slot = _slot(prev[2], row[2]) if prev is not None and row is not None else None
+        if slot is not None and (shape is None or shape == slot[0]) and (not run or run[-1][2] == slot[1]):
+            if not run:
+                run.append((prev[0], prev[1], slot[1]))
+            run.append((row[0], row[1], slot[2]))
+            shape = slot[0]
+            continue
+        if len(run) >= MIN_RUN and len({w for _, _, w in run}) == len(run):
+            lo, hi = run[0][0], run[-1][1]
+            out.append(Collection(lo, hi, tuple(Item(s, e, text[s:e], w) for s, e, w in run), "statements",
+                                  text[lo:hi]))
+        run, shape = [], None
+        if slot is not None:  # this pair starts a run of another shape
+            run = [(prev[0], prev[1], slot[1]), (row[0], row[1], slot[2])]
+            shape = slot[0]
+    return out
+
+
+def _slot(a: list[str], b: list[str]) -> tuple[tuple, str, str] | None:
+    """(the places they differ, a's word, b's word) when two token lists differ only by one word
+    of each, standing at the same places (None otherwise)."""
+    if len(a) != len(b):
+        return None
+    where = tuple(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+    if not where:
+        return None
+    wa, wb = {a[i] for i in where}, {b[i] for i in where}
+    if len(wa) != 1 or len(wb) != 1:
+        return None
+    x, y = wa.pop(), wb.pop()
+    if not (WORD.fullmatch(x) and WORD.fullmatch(y)) or x in KEYWORDS or y in KEYWORDS:
+        return None
+    return where, x, y
 
 
 def collection_of(doc: ParsedDoc, n) -> Collection | None:

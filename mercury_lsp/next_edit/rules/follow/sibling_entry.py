@@ -16,6 +16,12 @@ and alignment. An entry whose other text differs from sibling to sibling (``"a":
 takes a name from an import list only in its own document (the fallback imports of one module);
 more than ``nextEdit.repeatMaxSites`` lists: the member is too common a word, none is offered.
 
+The lists it joins include runs of statements written alike but for the member they name
+(``suite.addTest(ext.suite())``, ``suite.addTest(loader.suite())``: ``lists.statement_runs``, at
+least ``lists.MIN_RUN`` of them); a statement written into such a run is not read as a new
+member (new code is as often written among like statements). A prefix or suffix is shared only
+where it ends a part of every name (``m`` of ``mGET``, not the ``s`` of ``commands``).
+
 **Why.** A new member is rarely written once: an HTTP method added to a const block is added to
 the method map and to the mask of all methods, a function added to ``__all__`` is added to the
 imports that list its siblings. The entry's shape is read from the list it joins, so it is the
@@ -76,6 +82,8 @@ def run(ctx: RuleContext) -> list[Prediction]:
         if found_source is None:
             continue
         source, lo, hi = found_source
+        if source.kind == "statements":
+            continue  # a statement written among like ones is new code as often as a new member
         new = [it for it in source.items if lo <= it.start and it.end <= hi]
         olds = [it for it in source.items if not (lo <= it.start and it.end <= hi)]
         if len(olds) < MIN_SIBLINGS:
@@ -205,9 +213,31 @@ def _affixes(names: list[str]) -> tuple[str, str]:
     for n in names[1:]:
         while not n.endswith(suffix):
             suffix = suffix[1:]
+    prefix = prefix if _part_boundary(prefix, names, True) else ""
+    suffix = suffix if _part_boundary(suffix, names, False) else ""
     if any(len(n) - len(prefix) - len(suffix) < MIN_CORE_CHARS for n in names):
         return prefix, ""
     return prefix, suffix
+
+
+def _part_boundary(affix: str, names: list[str], is_prefix: bool) -> bool:
+    """The affix ends (a suffix: starts) a part of each name: ``m`` of ``mGET``, ``opt_`` of
+    ``opt_a``, ``Error`` of ``FooError`` — not the ``s`` of ``commands`` and ``options``."""
+    if not affix:
+        return False
+    for n in names:
+        if is_prefix:
+            edge, nxt = affix[-1], n[len(affix):len(affix) + 1]
+        else:
+            edge, nxt = affix[0], n[len(n) - len(affix) - 1:len(n) - len(affix)]
+        if not nxt:
+            return False
+        if is_prefix and not (edge in "_$" or (edge.islower() and nxt.isupper()) or (edge.isupper() and nxt.isupper()
+                                                                                      and len(affix) > 1)):
+            return False
+        if not is_prefix and not (edge in "_$" or nxt in "_$" or (edge.isupper() and nxt.islower()) or nxt.isdigit()):
+            return False
+    return True
 
 
 def _core(name: str, prefix: str, suffix: str) -> str:

@@ -94,3 +94,50 @@ def test_an_edit_that_rewrote_words_is_no_new_member():
     after = GO.replace("\tmSTUB\n", "\tmSTUBS\n")
     d = ne.doc("file:///tree.go", after, (GO,), (1.0,), grammar="go")
     assert edits(d) == []
+
+
+PY_SUITE = """def suite():
+    from jinja2.testsuite import ext, filters, tests, loader
+    suite = unittest.TestSuite()
+    suite.addTest(ext.suite())
+    suite.addTest(filters.suite())
+    suite.addTest(tests.suite())
+    suite.addTest(loader.suite())
+    return suite
+"""
+
+
+def test_a_name_imported_beside_its_siblings_joins_the_run_of_statements_that_use_them():
+    after = PY_SUITE.replace("tests, loader\n", "tests, loader, security\n")
+    d = ne.doc("file:///testsuite/__init__.py", after, (PY_SUITE,), (1.0,))
+    assert ne.applied(after, edits(d), d.uri) == after.replace(
+        "    suite.addTest(loader.suite())\n", "    suite.addTest(loader.suite())\n    suite.addTest(security.suite())\n")
+
+
+JS_APP = """import {cors, helmet, logger} from './middleware';
+
+const app = express();
+app.use(cors());
+app.use(helmet());
+app.use(logger());
+
+export {cors as allowOrigins};
+"""
+
+
+def test_a_javascript_import_joins_its_run_and_two_alike_statements_are_no_run():
+    after = JS_APP.replace("{cors, helmet, logger}", "{compress, cors, helmet, logger}")
+    d = ne.doc("file:///app.js", after, (JS_APP,), (1.0,), grammar="javascript")
+    assert ne.applied(after, edits(d), d.uri) == after.replace("app.use(cors());\n", "app.use(compress());\napp.use(cors());\n")
+    two = JS_APP.replace("app.use(logger());\n", "")
+    after = two.replace("{cors, helmet, logger}", "{compress, cors, helmet, logger}")
+    d = ne.doc("file:///app.js", after, (two,), (1.0,), grammar="javascript")
+    assert edits(d) == []
+
+
+def test_a_plural_ending_is_no_shared_affix():
+    src = "class C {\n  constructor() {\n    this.commands = [];\n    this.options = [];\n    this.args = [];\n  }\n}\n" \
+          "const all = [command, option, arg];\n"
+    after = src.replace("    this.args = [];\n", "    this.args = [];\n    this.execs = [];\n")
+    d = ne.doc("file:///c.js", after, (src,), (1.0,), grammar="javascript")
+    assert edits(d) == []  # neither the statements (new code) nor 'command, option, arg' (no 's' stripped)
