@@ -18,7 +18,10 @@ or switched to by two edits already. Its other uses become the new name:
 
 Never at a definition or binding of either name, never inside the new name's own definition or
 its binding's statement (a helper calling the function it replaces would call itself forever);
-in the example's document (other documents import their own names). More sites than
+in the example's document (other documents import their own names) — but a module or crate
+switched on an import line and used no more in its document (``extern crate num;`` ->
+``extern crate num_traits;``) is switched in the other open documents of the language, where it
+heads a path (``use num::NumCast;``) or an import brings it (ranked below). More sites than
 ``nextEdit.repeatMaxSites``: none is offered.
 
 **Why.** A migration is done one use at a time: an import of a helper and one call rewritten say
@@ -39,7 +42,11 @@ from mercury_lsp.next_edit.examples import Example, to_current
 from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
-from mercury_lsp.next_edit.rules.confidence import ADOPTED_NAME, REPEAT_AGE_PENALTY
+from mercury_lsp.next_edit.rules.confidence import (
+    ADOPTED_NAME,
+    REPEAT_AGE_PENALTY,
+    REPEAT_OTHER_DOCUMENT_PENALTY,
+)
 from mercury_lsp.next_edit.scopes import FUNCTION_SCOPES, binding_kind, binds, scope_of, word_in
 from mercury_lsp.next_edit.text import IDENT, IMPORT_LINE, KEYWORDS, TOKEN, diff_region, line_bounds
 from mercury_lsp.next_edit.tree import ParsedDoc
@@ -78,16 +85,40 @@ def run(ctx: RuleContext) -> list[Prediction]:
         if not (repeated or not word_in(sw.new, oldest)):
             continue  # the new name is neither new nor switched to twice: another thing, not a migration
         sites = _sites(home, sw)
-        if sites is None or not sites or len(sites) > ctx.options.repeat_max_sites:
+        found = [(home, s, e) for s, e in sites or ()]
+        if sites is None and _on_import_line(home, sw.at):  # a dependency switched where it is declared
+            found = [(d, s, e) for d in ctx.parsed if d is not home and d.doc in ctx.same_language(home.doc)
+                     for s, e in _module_uses(d, sw.old)]
+        if not found or len(found) > ctx.options.repeat_max_sites:
             continue
-        for s, e in sites:
-            if (home.doc.uri, s) in seen:
+        for d, s, e in found:
+            if (d.doc.uri, s) in seen:
                 continue
-            seen.add((home.doc.uri, s))
+            seen.add((d.doc.uri, s))
             conf = ADOPTED_NAME.value - REPEAT_AGE_PENALTY.value * ex.age
-            out.append(Prediction(home.doc.uri, s, e, sw.new, round(max(conf, 0.0), 6),
+            if d is not home:
+                conf -= REPEAT_OTHER_DOCUMENT_PENALTY.value
+            out.append(Prediction(d.doc.uri, s, e, sw.new, round(max(conf, 0.0), 6),
                                   f"'{sw.old}' was switched to '{sw.new}' above", RULE.kind, "syntax",
-                                  home.doc.text[s:e]))
+                                  d.doc.text[s:e]))
+    return out
+
+
+def _on_import_line(home: ParsedDoc, at: int) -> bool:
+    lo, hi = line_bounds(home.doc.text, at, at)
+    return IMPORT_LINE.match(home.doc.text[lo:hi]) is not None
+
+
+def _module_uses(d: ParsedDoc, old: str) -> list[tuple[int, int]]:
+    """Spans of ``old`` as a module or crate in ``d``: the head of a path (``num::NumCast``) or the
+    name an import line brings (``extern crate num;``)."""
+    text = d.doc.text
+    out = []
+    for m in re.finditer(rf"(?<![\w$.:]){re.escape(old)}(?![\w$])", text):
+        lo, hi = line_bounds(text, m.start(), m.start())
+        head = re.match(r"\s*(?:::|\.)\s*[A-Za-z_{*]", text[m.end():])
+        if (head or IMPORT_LINE.match(text[lo:hi])) and not non_code(d, m.start()):
+            out.append((m.start(), m.end()))
     return out
 
 

@@ -115,3 +115,13 @@ def test_a_renamed_binding_is_no_switch():
     after = src.replace("(resolve, reject) {", "(resolve, reject_) {")
     d = ne.doc("file:///r.js", after, (src,), (1.0,), grammar="javascript")
     assert edits(d) == []
+
+
+def test_a_crate_switched_where_it_is_declared_is_switched_in_the_other_documents():
+    lib0 = "extern crate num;\nextern crate serde;\n\npub mod value;\n"
+    lib1 = lib0.replace("extern crate num;", "extern crate num_traits;")
+    lib = ne.doc("file:///src/lib.rs", lib1, (lib0,), (1.0,), grammar="rust")
+    value = ne.doc("file:///src/value.rs", "use num::NumCast;\nuse serde::Serialize;\n\n"
+                   "fn f(x: f64) -> Option<u8> {\n    num::cast(x) // num\n}\n", grammar="rust")
+    out = ne.applied(value.text, edits(lib, value), value.uri)
+    assert out == value.text.replace("use num::", "use num_traits::").replace("    num::cast", "    num_traits::cast")
