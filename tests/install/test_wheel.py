@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.common.jsonrpc_client import LspProcess
+from benchmarks.common.jsonrpc import LspProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCH = f"torch=={importlib.metadata.version('torch').split('+')[0]}"  # the build this suite runs on

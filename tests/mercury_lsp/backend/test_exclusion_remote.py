@@ -11,7 +11,7 @@ import os
 import pytest
 import pytest_asyncio
 
-from mercury_lsp.rpc_client import RawClient
+from benchmarks.common.jsonrpc import AsyncLspClient
 from tests.support.fim_server import RecordingFimServer
 from tests.support.server import serve_command
 
@@ -37,7 +37,7 @@ async def served(tmp_path_factory):
     (root / "secrets" / "keys.py").write_text(SECRET_DISK)
     with RecordingFimServer(model="recorder") as backend:
         settings = {"backend": {"api": "mercury", "url": backend.url}}
-        c = await RawClient.start(*serve_command("--settings", json.dumps(settings)))
+        c = await AsyncLspClient.start(*serve_command("--settings", json.dumps(settings)))
         await c.request("initialize", {
             "processId": os.getpid(), "rootUri": root.as_uri(),
             "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
@@ -54,7 +54,7 @@ async def served(tmp_path_factory):
         await c.shutdown()
 
 
-async def _inline(c: RawClient, uri: str, line: int, character: int) -> list:
+async def _inline(c: AsyncLspClient, uri: str, line: int, character: int) -> list:
     result = await c.request("textDocument/inlineCompletion", {
         "textDocument": {"uri": uri}, "position": {"line": line, "character": character},
         "context": {"triggerKind": 1}})
