@@ -6,7 +6,7 @@ worker thread opens and retires sessions, in order. Request jobs (an infill and 
 that goes with it: parsing, windows, the syntax guard) run on a pool of REQUEST_THREADS
 threads, so the requests of every editor connected to one daemon are in flight at once and the
 engine's scheduler batches their denoising steps (as it does the HTTP server's); the event loop
-only schedules and awaits. Jobs carry an ``engine.CancelToken``: a job cancelled before it
+only schedules and awaits. Jobs carry a ``mercury_engine.CancelToken``: a job cancelled before it
 starts is skipped, a running infill stops at its next denoising step. A retired session is
 closed once every job submitted for it has finished.
 

@@ -47,7 +47,7 @@ class CompletionRequest(msgspec.Struct, kw_only=True, frozen=True):
     seed: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
     n: Annotated[int, Meta(ge=1, le=1)] = 1  # one choice per request
     echo: Literal[False] = False
-    user: str | None = None  # accepted and ignored
+    user: str | None = None  # scopes the reuse of cached context (http/completions.py context_scope)
     # Extensions (what the language server's remote backend sends): the engine's preset, its
     # single-line mode (end the completion after its first line of text), and code retrieved from
     # other files of the repository (most relevant first; the model reads what fits its window).

@@ -31,7 +31,8 @@ def test_chunks_are_comments_of_the_current_language_most_relevant_nearest_the_p
                                   "#     return open(path).read()"]
     assert comment_block((IO,), "file:///src/main.ts").startswith("// Compare this snippet from util/io.py:\n")
     assert line_comment("file:///notes.unknown") is None and comment_block((IO,), "file:///a.unknown") == ""
-    assert comment_block((IO,), None) == ""  # no document, no language: left out rather than sent as code
+    assert comment_block((IO,), None) == comment_block((IO,), "file:///x.py")  # no document: the chunks' language
+    assert comment_block((RetrievedChunk(path="notes", text="x"),), None) == ""  # none known: left out
 
 
 def test_the_budget_keeps_leading_chunks_whole():
