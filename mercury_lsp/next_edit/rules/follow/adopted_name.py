@@ -14,7 +14,8 @@ or switched to by two edits already. Its other uses become the new name:
   local's; when the new head is a module an import brings (``t.Protocol`` -> ``te.Protocol``),
   only with the member the example used;
 * the last name of a path (a method, ``.eof()``): every use of that member, calls when the
-  example was a call.
+  example was a call — on the same receiver, unless two edits switched it already (``.get(`` is
+  every map's).
 
 Never at a definition or binding of either name, never inside the new name's own definition or
 its binding's statement (a helper calling the function it replaces would call itself forever);
@@ -68,6 +69,7 @@ class Switch:
     tail: bool  # the last name of a path switched (a method), not its head
     call: bool  # the example's use was a call
     at: int  # the example's new name in the current text
+    receiver: str = ""  # a switched member's receiver as written ('self', 'de'; '' for a head)
 
 
 def run(ctx: RuleContext) -> list[Prediction]:
@@ -84,7 +86,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
         oldest = home.doc.history[-1] if home.doc.history else home.doc.text
         if not (repeated or not word_in(sw.new, oldest)):
             continue  # the new name is neither new nor switched to twice: another thing, not a migration
-        sites = _sites(home, sw)
+        sites = _sites(home, sw, repeated)
         found = [(home, s, e) for s, e in sites or ()]
         if sites is None and _on_import_line(home, sw.at):  # a dependency switched where it is declared
             found = [(d, s, e) for d in ctx.parsed if d is not home and d.doc in ctx.same_language(home.doc)
@@ -153,7 +155,8 @@ def switches(ex: Example) -> list[Switch]:
     at = to_current(ex, tb[j1][1])
     if at is None:
         return []
-    return [Switch(old, new, member, tail, call, at)]
+    receiver = re.sub(r"\s", "", _receiver_before(before[bl:ta[i1][1]].rstrip())) if tail else ""
+    return [Switch(old, new, member, tail, call, at, receiver)]
 
 
 def _tokens(text: str, lo: int, hi: int) -> list[tuple[str, int]]:
@@ -173,7 +176,7 @@ def _in_quotes(line: str, at: int) -> bool:
     return any(line[:at].count(q) % 2 for q in "\"'`")
 
 
-def _sites(home: ParsedDoc, sw: Switch) -> list[tuple[int, int]] | None:
+def _sites(home: ParsedDoc, sw: Switch, repeated: bool) -> list[tuple[int, int]] | None:
     """Spans of the old name's uses that follow the switch (None: the switch is no migration)."""
     text = home.doc.text
     word = re.compile(rf"(?<![\w$]){re.escape(sw.old)}(?![\w$])")
@@ -204,6 +207,8 @@ def _sites(home: ParsedDoc, sw: Switch) -> list[tuple[int, int]] | None:
         after_stripped = after.lstrip()
         if sw.tail != (before.endswith(".") or before.endswith("::")):
             continue
+        if sw.tail and not repeated and re.sub(r"\s", "", _receiver_before(before)) != sw.receiver:
+            continue  # a member switched once: on the same receiver only ('.get(' is everyone's)
         if sw.call and not after_stripped.startswith("("):
             continue
         if not sw.tail and imported and sw.member is not None and not re.match(rf"\s*\.\s*{re.escape(sw.member)}(?![\w$])", after):
@@ -212,6 +217,12 @@ def _sites(home: ParsedDoc, sw: Switch) -> list[tuple[int, int]] | None:
             continue
         out.append((at, at + len(sw.old)))
     return out
+
+
+def _receiver_before(before: str) -> str:
+    """The path before the ``.`` or ``::`` that ends ``before`` (``self.inner`` of ``self.inner.``)."""
+    m = re.search(r"((?:[A-Za-z_$][\w$]*\s*(?:\.|::)\s*)*[A-Za-z_$][\w$]*)\s*(?:\.|::)$", before)
+    return m.group(1) if m else ""
 
 
 def _names(name: str, text: str) -> bool:

@@ -7,7 +7,8 @@ TypeScript ``interface``'s method or an ``abstract`` method of an abstract class
 ``@abstractmethod``. Its implementations are the types that say so — Rust's ``impl Trait for
 X``, TypeScript's ``class X implements I`` / ``extends A``, Python's ``class X(Base)`` — and, for
 Go's structural interfaces, the receiver types whose methods cover all the interface's other
-methods (at least one). Each that lacks the member gets a stub after its last member, in the
+methods (at least one; with fewer than ``MIN_GO_METHODS``, only where the type's document names
+the interface: an assertion ``var _ Store = (*memStore)(nil)``, a constructor returning it). Each that lacks the member gets a stub after its last member, in the
 language's own form of "not written yet", its signature copied from the new member:
 ``todo!()`` (rust-analyzer's), ``panic("unimplemented")`` (gopls'), ``throw new Error("Method not
 implemented.")`` (TypeScript's quick fix), ``raise NotImplementedError``. At most
@@ -29,10 +30,14 @@ from mercury_lsp.next_edit.examples import to_current
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import IMPLEMENTED_MEMBER, LINES_OTHER_DOCUMENT_PENALTY
+from mercury_lsp.next_edit.scopes import word_in
 from mercury_lsp.next_edit.text import diff_region, indent_of, line_bounds
 from mercury_lsp.next_edit.tree import ParsedDoc, walk
 
 EXAMPLES = 3  # the newest edits read (as the token rules)
+# A Go type implements an interface of this few other methods only where its document names the
+# interface (``var _ Store = (*memStore)(nil)``, a constructor returning it).
+MIN_GO_METHODS = 2
 INDENT = {"go": "\t", "rust": "    ", "python": "    ", "typescript": "  ", "tsx": "  ", "javascript": "  "}
 STUB_BODY = {"rust": "todo!()", "go": 'panic("unimplemented")', "python": "raise NotImplementedError",
              "typescript": 'throw new Error("Method not implemented.");',
@@ -228,6 +233,8 @@ def _go_implementations(docs: list[ParsedDoc], member: Member) -> list[Implement
         if not member.others or not member.others <= names:
             continue
         d, last = max(((d, n) for d, n in decls), key=lambda x: (x[0].doc.uri, x[1].end_byte))
+        if len(member.others) < MIN_GO_METHODS and not word_in(member.owner, d.doc.text):
+            continue  # one common method ('Get') in common is no evidence; an assertion or a use is
         receiver = d.b.node_text(last.child_by_field_name("receiver"))
         out.append(Implementation(d, names, d.b.char(last.end_byte), "", receiver))
     return out

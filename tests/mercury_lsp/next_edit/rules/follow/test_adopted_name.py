@@ -125,3 +125,14 @@ def test_a_crate_switched_where_it_is_declared_is_switched_in_the_other_document
                    "fn f(x: f64) -> Option<u8> {\n    num::cast(x) // num\n}\n", grammar="rust")
     out = ne.applied(value.text, edits(lib, value), value.uri)
     assert out == value.text.replace("use num::", "use num_traits::").replace("    num::cast", "    num_traits::cast")
+
+
+def test_a_member_switched_once_follows_on_its_own_receiver_only():
+    src = ("def f(cache, other):\n    a = cache.get('a')\n    b = cache.get('b')\n    c = other.get('c')\n"
+           "    return a, b, c\n")
+    helper = "def fetch_all():\n    pass\n\n\n"
+    before = helper.replace("fetch_all", "fetch") + src  # a new method name: 'fetch' defined just now
+    after = before.replace("a = cache.get('a')", "a = cache.fetch('a')")
+    d = ne.doc("file:///c.py", after, (before, src), (2.0, 1.0))
+    out = ne.applied(after, edits(d), d.uri)
+    assert "b = cache.fetch('b')" in out and "c = other.get('c')" in out

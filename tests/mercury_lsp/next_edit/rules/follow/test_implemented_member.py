@@ -28,7 +28,7 @@ def test_a_trait_method_gets_a_todo_in_every_impl_of_the_trait():
 
 
 GO_STORE = "package store\n\ntype Store interface {\n\tGet(key string) (string, error)\n}\n"
-GO_MEM = ("package store\n\ntype memStore struct{ m map[string]string }\n\n"
+GO_MEM = ("package store\n\nvar _ Store = (*memStore)(nil)\n\ntype memStore struct{ m map[string]string }\n\n"
           "func (s *memStore) Get(key string) (string, error) {\n\treturn s.m[key], nil\n}\n\n"
           "type other struct{}\n\nfunc (o other) Close() error { return nil }\n")
 
@@ -41,6 +41,9 @@ def test_a_go_interface_method_reaches_the_types_whose_methods_cover_the_others(
     assert ("return s.m[key], nil\n}\n\nfunc (s *memStore) Put(key, value string) error {\n"
             "\tpanic(\"unimplemented\")\n}\n") in out
     assert out.count("unimplemented") == 1  # 'other' implements nothing of Store
+    unnamed = GO_MEM.replace("var _ Store = (*memStore)(nil)\n\n", "")
+    mem = ne.doc("file:///store/mem_test.go", unnamed, grammar="go")
+    assert edits(d, mem) == []  # one method in common ('Get') and no word of Store: no evidence
 
 
 TS = ("export interface Store {\n  get(key: string): string;\n}\n\n"
