@@ -234,6 +234,11 @@ def read_module(doc: ParsedDoc, files: Files, grammars: Grammars) -> ModuleView:
     return view
 
 
+def _reexport(n) -> bool:
+    stmt = enclosing(n, ("export_statement",))
+    return stmt is not None and stmt.child_by_field_name("source") is not None
+
+
 def _commonjs(doc: ParsedDoc, grammars: Grammars) -> bool:
     caps = captures(grammars, doc)
     return bool(caps["export.object"] or caps["export.name"])
@@ -292,8 +297,11 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
             out.binds(p, new)
             destructured = {(b.start_byte, b.end_byte) for _, b in v.binds}
             exported = {(n.start_byte, n.end_byte) for _, _, n in v.exported}
-            def other_binding(n, destructured=destructured) -> bool:  # a pattern not from the import
-                return n.type == PATTERN and (n.start_byte, n.end_byte) not in destructured
+            def other_binding(n, destructured=destructured) -> bool:
+                """A pattern not from the import, or a name in an import or re-export statement
+                (those that are the binding's were read above)."""
+                return (n.type == PATTERN and (n.start_byte, n.end_byte) not in destructured) \
+                    or enclosing(n, ("import_statement",)) is not None or _reexport(n)
 
             for n in bare_occurrences(p, old, (*NAMES, SHORTHAND, PATTERN), other_binding):
                 shorthand = n.type == SHORTHAND and (n.start_byte, n.end_byte) not in exported

@@ -39,6 +39,7 @@ NOT_MODULE_LEVEL = ("function_definition", "class_definition", "lambda")
 # Nodes an ``__all__`` entry may stand in, below the list the query captured.
 LIST_NODES = ("list", "tuple", "set", "argument_list", "expression_list", "parenthesized_expression",
               "binary_operator")
+IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
 DOTTED_PATH = re.compile(r"([A-Za-z_][\w.]*)[.:]([A-Za-z_]\w*)")  # "pkg.m.old", "pkg.m:old"
 
 Parts = tuple[str, ...]
@@ -267,13 +268,16 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
                 if name != old:
                     continue
                 out.site(p, ident, "imported by name")
+                if alias is not None and node_text(p, alias) == old:  # ``old as old``: re-exported
+                    out.site(p, alias, "imported under its name")
                 if alias is None or node_text(p, alias) == old:
                     out.binds(p, new)
                 else:
                     out.binds(p, node_text(p, alias))
-        if own and p is not home:
+        if own and p is not home:  # its uses (its imports' names were read above)
             for n in variable_occurrences(p.tree.root_node, old, p.b):
-                out.site(p, n, f"re-exported by {where}")
+                if enclosing(n, IMPORTS) is None:
+                    out.site(p, n, f"re-exported by {where}")
         if own:
             for s in all_entries(p, grammars):
                 if node_text(p, s) == old:
