@@ -37,7 +37,7 @@ BIN_DIR = "bin"  # src/bin/*.rs: binaries, crates of their own
 # a function, an impl, a trait or an inline module (another path).
 ITEMS = ("function_item", "struct_item", "enum_item", "trait_item", "type_item", "union_item",
          "const_item", "static_item", "macro_definition")
-NOT_MODULE_LEVEL = ("function_item", "impl_item", "trait_item", "mod_item", "closure_expression")
+NOT_MODULE_LEVEL = ("function_item", "impl_item", "trait_item", "closure_expression")
 NAMES = ("identifier", "type_identifier")  # how an item's name is spelled at its uses
 PATHS = ("scoped_identifier", "scoped_type_identifier")
 PATH_STARTS = ("crate", "self", "super")
@@ -100,15 +100,39 @@ def _segments(doc: ParsedDoc, node) -> Parts | None:
     return None
 
 
+def inline_path(doc: ParsedDoc, node) -> Parts:
+    """The inline modules (``mod structs { ... }``) around ``node``, outermost first."""
+    out: list[str] = []
+    up = node.parent
+    while up is not None:
+        if up.type == "mod_item" and up.child_by_field_name("body") is not None:
+            name = up.child_by_field_name("name")
+            out.insert(0, node_text(doc, name) if name is not None else "")
+        up = up.parent
+    return tuple(out)
+
+
+def _inline_body(node):
+    """The body of the innermost inline module around ``node`` (None: the file's top level)."""
+    up = node.parent
+    while up is not None and not (up.type == "mod_item" and up.child_by_field_name("body") is not None):
+        up = up.parent
+    return None if up is None else up.child_by_field_name("body")
+
+
 @dataclass
 class Leaf:
-    """One name a ``use`` tree brings in: ``prefix::name [as alias]``, or ``prefix::*``."""
+    """One name a ``use`` tree brings in: ``prefix::name [as alias]``, or ``prefix::*``; ``at``:
+    the module the ``use`` stands in, ``scope`` the inline module body it binds in (None: the
+    file)."""
     prefix: Parts
     name: str
     node: Any  # the name's node (None for a glob and for ``self``)
     alias: Any
     glob: bool
     public: bool
+    at: Parts = ()
+    scope: Any = None
 
 
 def _leaves(doc: ParsedDoc, n, prefix: Parts, public: bool, out: list[Leaf], alias=None) -> None:
@@ -142,15 +166,28 @@ def _leaves(doc: ParsedDoc, n, prefix: Parts, public: bool, out: list[Leaf], ali
             out.append(Leaf((*prefix, *head), "*", None, None, True, public))
 
 
-def use_leaves(doc: ParsedDoc, grammars: Grammars) -> list[Leaf]:
+def use_leaves(doc: ParsedDoc, module: Parts, grammars: Grammars) -> list[Leaf]:
+    """The names the file's module-level ``use`` declarations bring in (``module``: the file's)."""
     out: list[Leaf] = []
     for decl in captures(grammars, doc)["import"]:
         if decl.type != "use_declaration" or enclosing(decl, NOT_MODULE_LEVEL) is not None:
             continue
         arg = decl.child_by_field_name("argument")
-        if arg is not None:
-            _leaves(doc, arg, (), any(c.type == "visibility_modifier" for c in decl.children), out)
+        if arg is None:
+            continue
+        mine: list[Leaf] = []
+        _leaves(doc, arg, (), any(c.type == "visibility_modifier" for c in decl.children), mine)
+        at, scope = (*module, *inline_path(doc, decl)), _inline_body(decl)
+        for leaf in mine:
+            leaf.at, leaf.scope = at, scope
+        out += mine
     return out
+
+
+def _inline_modules(doc: ParsedDoc, module: Parts) -> set[Parts]:
+    return {(*module, *inline_path(doc, n), node_text(doc, name)) for n in walk(doc.tree.root_node)
+            if n.type == "mod_item" and n.child_by_field_name("body") is not None
+            and (name := n.child_by_field_name("name")) is not None}
 
 
 @dataclass
@@ -193,52 +230,61 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
         return out
     files = [(p, m) for p in docs if (m := module_of(p)) is not None and m.package == where.package]
     crate = Crate(where.package)
-    for _, m in files:
+    for p, m in files:
         if m.library:
             crate.modules.update(m.path[:k] for k in range(len(m.path) + 1))
-    leaves = {p.doc.uri: use_leaves(p, grammars) for p, _ in files}
+            crate.modules |= _inline_modules(p, m.path)
+    leaves = {p.doc.uri: use_leaves(p, m.path, grammars) for p, m in files}
     bound: dict[str, dict[str, Parts]] = {}  # per file: names its ``use`` binds to a module
+
+    def at(m: Module, module: Parts) -> Module:
+        return Module(m.package, m.library, module)
+
     for p, m in files:
         names = bound.setdefault(p.doc.uri, {})
         for leaf in leaves[p.doc.uri]:
-            target = crate.resolve(m, (*leaf.prefix, leaf.name), names) if not leaf.glob else None
+            target = crate.resolve(at(m, leaf.at), (*leaf.prefix, leaf.name), names) if not leaf.glob else None
             if target is not None and target in crate.modules:
                 names[node_text(p, leaf.alias) if leaf.alias is not None else leaf.name] = target
-    exposing: set[Parts] = {where.path}
+    exposing: set[Parts] = {(*where.path, *inline_path(home, node))}
 
-    def brings(p: ParsedDoc, m: Module, leaf: Leaf) -> bool:
+    def reaches(p: ParsedDoc, m: Module, leaf: Leaf) -> bool:
+        return crate.resolve(at(m, leaf.at), leaf.prefix, bound[p.doc.uri]) in exposing
+
+    def brings(p: ParsedDoc, leaf: Leaf) -> bool:
         """The leaf brings the item in under its own name."""
-        target = crate.resolve(m, leaf.prefix, bound[p.doc.uri])
-        if target not in exposing:
-            return False
         return leaf.glob or (leaf.name == old and (leaf.alias is None or node_text(p, leaf.alias) == old))
 
     grew = True
-    while grew:
+    while grew:  # the modules that re-export it, to a fixed point
         grew = False
         for p, m in files:
-            if m.library and m.path not in exposing and any(
-                    brings(p, m, leaf) and (leaf.public or not leaf.glob) for leaf in leaves[p.doc.uri]):
-                exposing.add(m.path)
-                grew = True
+            for leaf in leaves[p.doc.uri] if m.library else ():
+                if leaf.at not in exposing and (leaf.public or not leaf.glob) and brings(p, leaf) \
+                        and reaches(p, m, leaf):
+                    exposing.add(leaf.at)
+                    grew = True
     for p, m in files:
         names = bound[p.doc.uri]
-        binds = p is home
+        scopes = [(0, len(p.b.data))] if p is home else []  # where the file binds the item's name
         for leaf in leaves[p.doc.uri]:
-            if crate.resolve(m, leaf.prefix, names) not in exposing:
+            if not reaches(p, m, leaf):
                 continue
-            if leaf.glob:
-                binds = True
-            elif leaf.name == old and leaf.node is not None:
+            if leaf.name == old and leaf.node is not None:
                 out.site(p, leaf.node, "brought in by a use")
-                if leaf.alias is None or node_text(p, leaf.alias) == old:
-                    binds = True
-                else:
+                if leaf.alias is not None and node_text(p, leaf.alias) != old:
                     out.binds(p, node_text(p, leaf.alias))
-        if binds:
+            if brings(p, leaf):
+                scopes.append((0, len(p.b.data)) if leaf.scope is None else (leaf.scope.start_byte, leaf.scope.end_byte))
+        if scopes:
             out.binds(p, new)
-            for n in bare_occurrences(p, old, NAMES, lambda n: _qualified(n) or enclosing(n, ("use_declaration",))
-                                      is not None):
+
+            def elsewhere(n, scopes=scopes) -> bool:
+                """Not a bare use of the item here: a path's last name, a use, outside its scopes."""
+                return _qualified(n) or enclosing(n, ("use_declaration",)) is not None or not any(
+                    lo <= n.start_byte < hi for lo, hi in scopes)
+
+            for n in bare_occurrences(p, old, NAMES, elsewhere):
                 out.site(p, n, "its module" if p is home else "a use of the item it brings in")
         for n in walk(p.tree.root_node):
             if n.type not in PATHS or enclosing(n, ("use_declaration",)) is not None:
@@ -247,7 +293,7 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
             if name is None or path is None or node_text(p, name) != old:
                 continue
             segs = _segments(p, path)
-            if segs is not None and crate.resolve(m, segs, names) in exposing:
+            if segs is not None and crate.resolve(at(m, (*m.path, *inline_path(p, n))), segs, names) in exposing:
                 out.site(p, name, f"the path {'::'.join(segs)}::{old}")
     return out
 

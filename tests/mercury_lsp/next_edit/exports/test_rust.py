@@ -68,3 +68,12 @@ def test_a_function_inside_an_impl_is_not_a_module_item():
     lib = "mod adaptors;\npub use crate::adaptors::interleave;\n"
     texts, _ = follow((HOME, src, src.replace("fn interleave", "fn weave")), (LIB, lib))
     assert texts[LIB] == lib
+
+
+def test_an_inline_module_reexports_it_and_the_tests_reach_it_there():
+    lib = "mod adaptors;\n\npub mod structs {\n    pub use crate::adaptors::Tuple;\n}\n"
+    test = f"{ROOT}/tests/specializations.rs"
+    text = "use itertools::structs::Tuple;\n\nfn t(x: itertools::structs::Tuple) -> Tuple {\n    x\n}\n"
+    texts, _ = follow(renamed(SRC, "Tuple", "Pair", "struct"), (LIB, lib), (test, text))
+    assert texts[LIB] == lib.replace("Tuple", "Pair")
+    assert texts[test] == text.replace("Tuple", "Pair")
