@@ -8,7 +8,8 @@ parameters), ``@receiver`` (a parameter a call does not pass in its parentheses:
 ``@optional`` (a parameter with a default) and ``@variadic``; for the export machinery
 (``exports``) ``@export.list`` (Python's ``__all__`` lists), ``@export.object`` and
 ``@export.name`` (CommonJS's ``module.exports = {...}``, ``exports.name = ...``) and
-``@note.string`` (a string naming an attribute or method to look up: ``getattr(m, "name")``).
+``@note.string`` (a string naming an attribute or method to look up: ``getattr(m, "name")``)
+and ``@import.dynamic`` (a module bound by a call naming it: ``m = importlib.import_module("a.b")``).
 Captures whose name starts with ``_`` only serve predicates. ``captures`` runs the document's
 query once and groups the nodes by capture. The compiled queries are cached per grammar
 (compiling is the costly part); a grammar without a query file gets empty groups. A query file
@@ -31,7 +32,7 @@ from mercury_lsp.text import TextIndex
 QUERY_DIR = Path(__file__).parent / "queries"
 CAPTURES = ("definition", "parameter", "call", "reference", "import")
 SIGNATURE_CAPTURES = ("function", "receiver", "static", "optional", "variadic")
-EXPORT_CAPTURES = ("export.list", "export.object", "export.name", "note.string")
+EXPORT_CAPTURES = ("export.list", "export.object", "export.name", "note.string", "import.dynamic")
 
 CACHED_TEXTS = 8  # captures and parses kept (a request reads a few documents and their past)
 

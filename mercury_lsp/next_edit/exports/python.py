@@ -14,7 +14,8 @@ Then, in every document:
   strings (``queries/python.scm``'s ``@export.list``: ``__all__ = [...]``, ``(...)``, ``+=``,
   ``.append``/``.extend``);
 * ``from <a module that exposes it> import old as x`` — the imported name alone (``x`` stays);
-* ``import pkg.m`` / ``import pkg.m as m`` / ``from pkg import m`` — ``pkg.m.old`` / ``m.old``;
+* ``import pkg.m`` / ``import pkg.m as m`` / ``from pkg import m`` / ``m = importlib.import_module(
+  "pkg.m")`` (``pytest.importorskip``: ``@import.dynamic``) — ``pkg.m.old`` / ``m.old``;
 * strings: ``getattr``/``hasattr``/``setattr``/``delattr`` with the name (``@note.string``), and a
   dotted path to it (``"pkg.m.old"``, ``"pkg.m:old"``: ``mock.patch``, entry points) — notes.
 """
@@ -179,6 +180,14 @@ def read_imports(doc: ParsedDoc, mods: Modules, grammars: Grammars) -> Imports:
                 if target is not None and mods.is_module((*target, node_text(doc, ident))):
                     out.modules[node_text(doc, alias if alias is not None else ident)] = (*target, node_text(doc, ident))
             out.froms.append(imp)
+    for assign in captures(grammars, doc)["import.dynamic"]:  # ``m = importlib.import_module("a.b")``
+        name, call = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+        args = call.child_by_field_name("arguments") if call is not None else None
+        content = _content(args.named_children[0]) if args is not None and args.named_children else None
+        if name is not None and content is not None:
+            target = mods.resolve(doc, 0, tuple(node_text(doc, content).split(".")))
+            if target is not None:
+                out.modules[node_text(doc, name)] = target
     return out
 
 

@@ -107,3 +107,11 @@ def test_a_commonjs_key_that_is_not_the_name_keeps_its_importers():
     texts, _ = follow((BUFFER, CJS, CJS.replace("function concat", "function join")), (user, text))
     assert "toBuffer: join" in texts[BUFFER]
     assert texts[user] == text
+
+
+def test_a_signature_change_reaches_the_calls_of_an_alias():
+    before = "export function atom(read: number) {\n  return read\n}\n\natom(1)\n"
+    after = "export function atom(read: number, write: number) {\n  return read\n}\n\natom(1, 2)\n"
+    test = "import { atom as a } from '../src/vanilla/atom'\n\na(3)\n"
+    texts, _ = follow((ATOM, before, after), (TEST, test), rule="NE102")
+    assert texts[TEST] == test.replace("a(3)", "a(3, 2)")

@@ -144,3 +144,18 @@ def test_the_answer_carries_the_notes_in_the_clients_encoding():
     assert (note.uri, note.rule, note.document_version) == (USER, "NE101", 5)
     assert (note.range.start.line, note.range.start.character, note.range.end.character) == (2, col, col + 3)
     assert b'"notes":[{"uri":' in msgspec.json.encode(result)
+
+
+def test_a_module_bound_by_a_call_that_names_it():
+    user = ('import importlib\nimport pytest\n\nm1 = importlib.import_module("pkg.m")\nm2 = pytest.importorskip("pkg.m")\n'
+            'm3 = importlib.import_module(name)\n\nm1.old(1)\nm2.old(2)\nm3.old(3)\n')
+    texts, _ = follow(renamed_in_m(), (USER, user))
+    assert texts[USER] == user.replace("m1.old", "m1.new").replace("m2.old", "m2.new")
+
+
+def test_a_signature_change_reaches_the_calls_of_an_alias():
+    before = "def old(x):\n    return x\n\n\nold(1)\n"
+    after = "def old(x, y):\n    return x\n\n\nold(1, 2)\n"
+    user = "from pkg.m import old as legacy\n\nlegacy(3)\nother.legacy(4)\n"
+    texts, _ = follow((M, before, after), (USER, user), rule="NE102")
+    assert texts[USER] == user.replace("legacy(3)", "legacy(3, 2)")

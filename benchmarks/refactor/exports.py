@@ -1,0 +1,605 @@
+"""Export-machinery cases of the refactor benchmark: real repositories (``exports.json``, pinned,
+built from the fetch tool's mirrors, never committed), a module-level definition renamed at its
+definition, and every place its language's export machinery spells the name must follow.
+
+The ground truth does not resolve a single import: a target is a name the repository *defines
+once* and uses for nothing else, so every occurrence of it in code is the definition's and must
+be renamed (``lexers`` finds the code apart from comments and strings, by its own lexer; Python
+by ``ast``). Python's ``__all__`` strings are sites too; other strings and all comments are
+prose, scored apart. Each site is labelled with the export form it stands in, from the
+statement around it:
+
+* Python (``ast``) — ``__all__`` list / tuple / ``+=`` / ``.append``, an ``__init__`` re-export
+  (``from .m import old``, and ``as old``), ``from m import old as x``, a star import's user, a
+  module attribute ``m.old``, a plain ``from m import old``;
+* Rust — a ``pub use`` tree, a private ``use``, a path ``m::old`` (``crate::``, the crate's name);
+* Go — a package-qualified use ``pkg.Old`` in another package, a bare use in another file of the
+  package (the module path from ``go.mod``);
+* JavaScript / TypeScript — an export list, ``export {…} from``, ``import {…}`` from the defining
+  file or through a re-export, ``module.exports = {…}`` / ``exports.old``, ``require``
+  destructured or dotted, a namespace's member ``ns.old``.
+
+A name qualifies when it is defined once (at the top of its file), is used in another file,
+and no use of it reads as another thing's (a member ``x.old`` of something not a module, a
+local or parameter of that name, an object key where no export list stands). The cases are
+chosen per form: the first names (in order) whose sites include the form, ``per_form`` of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import json
+import posixpath
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks.common.mirrors import DEFAULT_MIRRORS, mirror_of, require_commit
+from benchmarks.refactor.cases import GIT, Site
+from benchmarks.refactor.lexers import code_only, prose_spans
+
+MANIFEST = Path(__file__).with_name("exports.json")
+SUFFIXES = {"python": (".py",), "rust": (".rs",), "go": (".go",), "javascript": (".js", ".mjs", ".cjs"),
+            "typescript": (".ts", ".tsx", ".mts", ".cts", ".js", ".mjs")}
+# Folders of built, vendored or installed code: not the repository's own source.
+SKIP_DIRS = {".git", "node_modules", "dist", "build", "target", "vendor", "coverage", ".github"}
+NEW_SUFFIX = {"python": "_renamed", "rust": "_renamed"}  # else (Go, JavaScript) "Renamed"
+FORM_ORDER = (
+    "python __all__ list", "python __all__ tuple", "python __all__ +=", "python __all__.append",
+    "python __init__ re-export", "python re-export as itself", "python import as alias", "python star import",
+    "python module attribute", "python from-import",
+    "rust pub use", "rust use", "rust path",
+    "go qualified", "go package file",
+    "js export list", "js re-export", "js import", "js import via re-export", "js module.exports", "js require",
+    "js namespace member",
+)
+MIN_NAME = 4  # shorter names are too often words of another kind (a loop's `i`, a type's `T`)
+
+
+@dataclass(frozen=True)
+class Repo:
+    name: str
+    language: str
+    dir: str
+    commit: str
+    licence: str
+
+
+def repos(manifest: Path = MANIFEST) -> list[Repo]:
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    return [Repo(r["name"], r["language"], r["dir"], r["commit"], r["licence"]) for r in data["repos"]]
+
+
+def checkout(repo: Repo, root: Path, mirrors: Path = DEFAULT_MIRRORS) -> Path:
+    """The pinned tree of ``repo`` in ``root/<dir>``, committed to a fresh git repository."""
+    git_dir = mirror_of(mirrors, repo.name)
+    require_commit(git_dir, repo.name, repo.commit)
+    dest = root / repo.dir
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", repo.commit], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+    subprocess.run(["git", "init", "-q", str(dest)], check=True)
+    subprocess.run([*GIT, "-C", str(dest), "add", "-A"], check=True)
+    subprocess.run([*GIT, "-C", str(dest), "commit", "-qm", f"{repo.name} at {repo.commit[:12]}"], check=True)
+    return dest
+
+
+def source_files(proj: Path, language: str) -> list[Path]:
+    out = []
+    for p in sorted(proj.rglob("*")):
+        rel = p.relative_to(proj)
+        if p.suffix in SUFFIXES[language] and p.is_file() and not SKIP_DIRS & set(rel.parts[:-1]) \
+                and not p.name.endswith((".min.js", ".d.ts")):
+            out.append(p)
+    return out
+
+
+@dataclass
+class Target:
+    """A definition to rename and what must follow: site -> the text there, and its form."""
+    language: str
+    file: str  # relative to the project
+    name: str
+    new: str
+    at: int  # code-point offset of the definition's name in its file
+    expected: dict[Site, str] = field(default_factory=dict)
+    forms: dict[Site, str] = field(default_factory=dict)
+
+    @property
+    def form_set(self) -> set[str]:
+        return set(self.forms.values())
+
+
+IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+class Files:
+    """The project's source files of one language: texts, code-only texts, line starts, and where
+    each identifier stands in the code (``index``)."""
+
+    def __init__(self, proj: Path, language: str) -> None:
+        self.proj, self.language = proj, language
+        self.texts: dict[str, str] = {}
+        for p in source_files(proj, language):
+            try:
+                self.texts[p.relative_to(proj).as_posix()] = p.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+        self.code = {rel: code_only(t, language) for rel, t in self.texts.items()} if language != "python" else {}
+        self.index: dict[str, list[tuple[str, int]]] = {}
+        for rel, code in self.code.items():
+            for m in IDENTIFIER.finditer(code):
+                self.index.setdefault(m.group(), []).append((rel, m.start()))
+        self._starts: dict[str, list[int]] = {}
+
+    def starts(self, rel: str) -> list[int]:
+        if rel not in self._starts:
+            out = [0]
+            for line in self.texts[rel].splitlines(keepends=True):
+                out.append(out[-1] + len(line))
+            self._starts[rel] = out
+        return self._starts[rel]
+
+    def site(self, rel: str, offset: int) -> Site:
+        starts = self.starts(rel)
+        line = max(0, bisect.bisect_right(starts, offset) - 1)
+        row = self.texts[rel][starts[line]:offset]
+        return rel, line, len(row.encode("utf-16-le")) // 2
+
+
+def new_name(language: str, name: str) -> str:
+    return name + NEW_SUFFIX.get(language, "Renamed")
+
+
+# ---------------------------------------------------------------------------- Python (ast)
+def _py_offset(text: str, starts: list[int], line: int, byte_col: int) -> int:
+    row = text[starts[line - 1]:starts[line] if line < len(starts) else len(text)]
+    return starts[line - 1] + len(row.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+
+def _all_entries(tree: ast.Module) -> list[tuple[ast.Constant, str]]:
+    """The string constants of the module's ``__all__`` and the form each stands in."""
+    out = []
+    for n in tree.body if tree is not None else ():
+        for stmt in ast.walk(n) if isinstance(n, ast.If | ast.Try) else (n,):
+            form, value = None, None
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets) \
+                    or isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__":
+                value = stmt.value
+                form = "python __all__ tuple" if isinstance(value, ast.Tuple) else "python __all__ list"
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__":
+                value, form = stmt.value, "python __all__ +="
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
+                    and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == "__all__":
+                value, form = stmt.value, "python __all__.append"
+            if value is None:
+                continue
+            out += [(c, form) for c in ast.walk(value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+    return out
+
+
+@dataclass
+class PyUses:
+    """Where a name stands in one module (``ast``): imported by name (with its alias), as an
+    import's alias, as a ``Name``, as an attribute, in ``__all__``."""
+    imports: list[tuple[ast.alias, bool]] = field(default_factory=list)  # (alias, in an __init__)
+    aliases: list[ast.alias] = field(default_factory=list)
+    names: list[ast.Name] = field(default_factory=list)
+    attributes: list[ast.Attribute] = field(default_factory=list)
+    listed: list[tuple[ast.Constant, str]] = field(default_factory=list)
+
+
+def python_targets(files: Files) -> list[Target]:
+    trees: dict[str, ast.Module] = {}
+    for rel, text in files.texts.items():
+        try:
+            trees[rel] = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+    defined: dict[str, list[tuple[str, ast.AST]]] = {}
+    spoiled: set[str] = set()  # names some use reads as another thing
+    uses: dict[str, dict[str, PyUses]] = {}  # name -> module -> its uses there
+    stars: set[str] = set()  # modules with a star import
+
+    def at(name: str, rel: str) -> PyUses:
+        return uses.setdefault(name, {}).setdefault(rel, PyUses())
+
+    project = {part for rel in files.texts for part in Path(rel).with_suffix("").parts}  # its folders and modules
+    for rel, tree in trees.items():
+        external = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                    for a in n.names if a.name.split(".")[0] not in project}  # another library's modules
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute) and _root(n) in external:
+                spoiled.add(n.attr)  # ``hypercorn.Config``: another library's namesake
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined.setdefault(n.name, []).append((rel, n))
+            elif isinstance(n, ast.arg):
+                spoiled.add(n.arg)
+            elif isinstance(n, ast.keyword) and n.arg:
+                spoiled.add(n.arg)
+            elif isinstance(n, ast.Name):
+                if isinstance(n.ctx, ast.Store):
+                    spoiled.add(n.id)
+                at(n.id, rel).names.append(n)
+            elif isinstance(n, ast.Import):
+                spoiled.update(a.asname or a.name.split(".")[0] for a in n.names)
+            elif isinstance(n, ast.ImportFrom):
+                for a in n.names:
+                    if a.name == "*":
+                        stars.add(rel)
+                        continue
+                    at(a.name, rel).imports.append((a, rel.endswith("__init__.py")))
+                    if a.asname:
+                        at(a.asname, rel).aliases.append(a)
+            elif isinstance(n, ast.Attribute):
+                if isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
+                    spoiled.add(n.attr)
+                at(n.attr, rel).attributes.append(n)
+            elif isinstance(n, ast.Global | ast.Nonlocal):
+                spoiled.update(n.names)
+        for c, form in _all_entries(tree):
+            at(c.value, rel).listed.append((c, form))
+    out = []
+    for name, defs in sorted(defined.items()):
+        if len(defs) != 1 or name in spoiled or len(name) < MIN_NAME or name.startswith("__"):
+            continue
+        rel, node = defs[0]
+        if node not in trees[rel].body or not set(uses.get(name, {})) - {rel}:
+            continue
+        out.append(_python_sites(files, uses[name], stars, rel, node, name))
+    return [t for t in out if any(r != t.file for r, _, _ in t.expected)]
+
+
+def _root(n: ast.expr) -> str | None:
+    while isinstance(n, ast.Attribute):
+        n = n.value
+    return n.id if isinstance(n, ast.Name) else None
+
+
+def _python_sites(files: Files, uses: dict[str, PyUses], stars: set[str], home: str, node: ast.AST,
+                  name: str) -> Target:
+    new = new_name("python", name)
+    text, starts = files.texts[home], files.starts(home)
+    keyword = "class " if isinstance(node, ast.ClassDef) else "def "
+    col = text.splitlines()[node.lineno - 1].encode("utf-8").find(f"{keyword}{name}".encode()) + len(keyword)
+    target = Target("python", home, name, new, _py_offset(text, starts, node.lineno, col))
+    for rel, u in uses.items():
+        t, st = files.texts[rel], files.starts(rel)
+        for a, init in u.imports:
+            form = ("python import as alias" if a.asname not in (None, name) else
+                    "python re-export as itself" if a.asname == name and init else
+                    "python __init__ re-export" if init else "python from-import")
+            _add(files, target, rel, _py_offset(t, st, a.lineno, a.col_offset), form)
+        for a in u.aliases:
+            raw = t.splitlines()[a.lineno - 1].encode("utf-8")
+            _add(files, target, rel, _py_offset(t, st, a.lineno, raw.rfind(name.encode(), a.col_offset, a.end_col_offset)),
+                 "python re-export as itself" if rel.endswith("__init__.py") else "python from-import")
+        for n in u.attributes:
+            if n.end_lineno is not None:
+                _add(files, target, rel, _py_offset(t, st, n.end_lineno, n.end_col_offset or 0) - len(name),
+                     "python module attribute")
+        star = rel != home and rel in stars and not u.imports
+        for n in u.names:
+            _add(files, target, rel, _py_offset(t, st, n.lineno, n.col_offset), "python star import" if star else None)
+        for c, form in u.listed:
+            _add(files, target, rel, _py_offset(t, st, c.lineno, c.col_offset) + 1, form)
+    target.expected.pop(files.site(home, target.at), None)
+    target.forms.pop(files.site(home, target.at), None)
+    return target
+
+
+def _add(files: Files, target: Target, rel: str, offset: int, form: str | None, text: str | None = None) -> None:
+    site = files.site(rel, offset)
+    target.expected[site] = text if text is not None else target.new
+    if form is not None:
+        target.forms[site] = form
+
+
+# ---------------------------------------------------------------------------- Rust
+RUST_ITEM = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|unsafe|async|extern(?:\s+\"[^\"]*\")?)\s+)*"
+                       r"(?:fn|struct|enum|trait|type|union|static|const)\s+([A-Za-z_]\w*)", re.M)
+RUST_USE = re.compile(r"(?m)^[ \t]*(?:pub(?:\([^)]*\))?\s+)?use\s")
+ITEM_START = re.compile(r"(?m)^[ \t]*(?:pub(?:\([^)]*\))?\s+)?(?:fn|struct|enum|trait|impl|mod|type|const|static)\b")
+
+
+RUST_DECLARING = re.compile(r"\b(?:fn|struct|enum|trait|type|union|static|const|mod|let|mut|macro_rules!)\s*$")
+
+
+def rust_targets(files: Files) -> list[Target]:
+    defined: dict[str, list[tuple[str, int]]] = {}
+    for rel, code in files.code.items():
+        for m in RUST_ITEM.finditer(code):
+            defined.setdefault(m.group(1), []).append((rel, m.start(1)))
+    out = []
+    for name, defs in sorted(defined.items()):
+        if len(defs) != 1 or len(name) < MIN_NAME:
+            continue
+        home, at = defs[0]
+        target = Target("rust", home, name, new_name("rust", name), at)
+        ok = True
+        for rel, o in files.index.get(name, []):
+            if o == at and rel == home:
+                continue
+            code = files.code[rel]
+            before, after = code[max(0, o - 40):o], code[o + len(name):o + len(name) + 3].lstrip()
+            if RUST_DECLARING.search(before) or before.rstrip().endswith(".") or (
+                    after.startswith(("!", ":")) and not after.startswith("::")):
+                ok = False  # declared again, a method, a field, a macro, a parameter or a field declaration
+                break
+            _add(files, target, rel, o, _rust_form(code, o, rel != home))
+        if ok and any(r != home for r, _, _ in target.expected):
+            out.append(target)
+    return out
+
+
+def _rust_form(code: str, o: int, other_file: bool) -> str | None:
+    head = code[code.rfind(";", 0, o) + 1:o]
+    uses = list(RUST_USE.finditer(head))
+    if uses and not ITEM_START.search(head, uses[-1].end()):
+        stmt = head[uses[-1].start():].lstrip()
+        return "rust pub use" if stmt.startswith("pub") else "rust use"
+    if code[:o].rstrip().endswith("::"):
+        return "rust path"
+    return None
+
+
+# ---------------------------------------------------------------------------- Go
+GO_DEF = re.compile(r"^(?:func\s+([A-Z]\w*)\s*[\[(]|type\s+([A-Z]\w*)\b|(?:var|const)\s+([A-Z]\w*)\b)", re.M)
+GO_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
+GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(\w+|\.|_)?\s*"([^"]+)"\s*$', re.M)
+GO_MODULE = re.compile(r"^module\s+(\S+)", re.M)
+GO_METHOD = re.compile(r"\bfunc\s*\([^)]*\)\s*$")  # a method's name follows its receiver
+
+
+def _go_imports(text: str) -> dict[str, str]:
+    """Import path -> the name it gives (its alias, or its last element)."""
+    out = {}
+    for block in re.finditer(r"^import\s*\((.*?)^\)|^import\s+[^\n(]+$", text, re.M | re.S):
+        for m in GO_IMPORT.finditer(block.group(1) if block.group(1) is not None else block.group(0)):
+            out[m.group(2)] = m.group(1) or m.group(2).rsplit("/", 1)[-1]
+    return out
+
+
+def go_targets(files: Files) -> list[Target]:
+    mod = files.proj / "go.mod"
+    module = GO_MODULE.search(mod.read_text(encoding="utf-8")).group(1) if mod.is_file() else ""
+    package = {rel: (m.group(1) if (m := GO_PACKAGE.search(code)) else "") for rel, code in files.code.items()}
+    imports = {rel: _go_imports(text) for rel, text in files.texts.items()}
+    defined: dict[str, list[tuple[str, int]]] = {}
+    for rel, code in files.code.items():
+        for m in GO_DEF.finditer(code):
+            g = next(i for i in (1, 2, 3) if m.group(i))
+            defined.setdefault(m.group(g), []).append((rel, m.start(g)))
+    out = []
+    for name, defs in sorted(defined.items()):
+        if len(defs) != 1 or len(name) < MIN_NAME:
+            continue
+        home, at = defs[0]
+        folder = str(Path(home).parent)
+        path = module if folder == "." else f"{module}/{folder}"
+        target = Target("go", home, name, new_name("go", name), at)
+        ok = True
+        for rel, o in files.index.get(name, []):
+            if rel == home and o == at:
+                continue
+            code = files.code[rel]
+            same = str(Path(rel).parent) == folder and package[rel] == package[home]
+            alias = imports[rel].get(path)
+            before = code[max(0, o - 80):o].rstrip()
+            after = code[o + len(name):o + len(name) + 3].lstrip()
+            qualifier = re.search(r"(\w+)\s*\.$", before)
+            if GO_METHOD.search(before) or after.startswith(":") and not after.startswith(":=") or after.startswith(":="):
+                ok = False  # a method, a field key, a label or a local of that name: another thing's
+                break
+            if qualifier is not None and alias is not None and qualifier.group(1) == alias and not same:
+                _add(files, target, rel, o, "go qualified")
+            elif qualifier is None and (same or alias == "."):
+                _add(files, target, rel, o, "go package file" if rel != home else None)
+            else:
+                ok = False  # a method or field of that name, or another package's namesake
+                break
+        if ok and any(r != home for r, _, _ in target.expected):
+            out.append(target)
+    return out
+
+
+# ---------------------------------------------------------------------------- JavaScript, TypeScript
+JS_DEF = re.compile(r"^(?:export\s+(?:default\s+)?)?(?:declare\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|"
+                    r"interface|type|enum|abstract\s+class)\s+([A-Za-z_$][\w$]*)", re.M)
+NAMESPACE = re.compile(r"import\s+\*\s+as\s+([\w$]+)|import\s+([\w$]+)\s*(?:,|\s+from)|"
+                       r"(?:const|let|var)\s+([\w$]+)\s*=\s*require\(")
+SOURCE_EXTENSION = re.compile(r"\.(?:[cm]?[jt]sx?)$")
+
+
+def _enclosing_brace(code: str, o: int) -> int:
+    depth = 0
+    for k in range(o - 1, -1, -1):
+        c = code[k]
+        if c == "}":
+            depth += 1
+        elif c == "{":
+            if depth == 0:
+                return k
+            depth -= 1
+    return -1
+
+
+def _matching_brace(code: str, b: int) -> int:
+    depth = 0
+    for k in range(b, len(code)):
+        if code[k] == "{":
+            depth += 1
+        elif code[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+    return len(code)
+
+
+def _resolves_to(rel: str, spec: str, home: str) -> bool:
+    """A relative specifier naming the defining file (any extension, or its folder's index)."""
+    if not spec.startswith("."):
+        return False
+    stem = SOURCE_EXTENSION.sub("", posixpath.normpath(posixpath.join(posixpath.dirname(rel), spec)))
+    return SOURCE_EXTENSION.sub("", home) in (stem, stem + "/index")
+
+
+JS_DECLARING = re.compile(r"(?<![\w$.])(?:function\*?|class|const|let|var|interface|type|enum)\s+$")
+
+
+def js_targets(files: Files) -> list[Target]:
+    namespaces: dict[str, set[str]] = {}
+
+    def spaces(rel: str) -> set[str]:
+        if rel not in namespaces:
+            namespaces[rel] = {g for m in NAMESPACE.finditer(files.code[rel]) for g in m.groups() if g}
+        return namespaces[rel]
+
+    defined: dict[str, list[tuple[str, int]]] = {}
+    for rel, code in files.code.items():
+        for m in JS_DEF.finditer(code):
+            defined.setdefault(m.group(1), []).append((rel, m.start(1)))
+    out = []
+    for name, defs in sorted(defined.items()):
+        if len(defs) != 1 or len(name) < MIN_NAME:
+            continue
+        home, at = defs[0]
+        target = Target(files.language, home, name, new_name(files.language, name), at)
+        ok = True
+        for rel, o in files.index.get(name, []):
+            if rel == home and o == at:
+                continue
+            code = files.code[rel]
+            if JS_DECLARING.search(code[max(0, o - 40):o]):
+                ok = False  # declared again
+                break
+            form, text = _js_form(files, rel, code, o, name, home, spaces(rel))
+            if form == "other":
+                ok = False
+                break
+            _add(files, target, rel, o, form, text.format(new=target.new) if text else None)
+        if ok and any(r != home for r, _, _ in target.expected):
+            out.append(target)
+    return out
+
+
+def _js_form(files: Files, rel: str, code: str, o: int, name: str, home: str,
+             spaces: set[str]) -> tuple[str | None, str | None]:
+    """(form, expected text with ``{new}``) of an occurrence; form "other" when it reads as
+    another thing's name (the name is then no target)."""
+    before, after = code[:o].rstrip(), code[o + len(name):].lstrip()
+    if before.endswith("."):
+        qualifier = re.search(r"([\w$]+)\s*\.$", before)
+        q = qualifier.group(1) if qualifier else ""
+        if re.search(r"(?:module\.exports|\bexports)\s*\.$", before):
+            return "js module.exports", None
+        if re.search(r"require\(\s*\)\s*\.$", before):
+            return "js require", None
+        return ("js namespace member", None) if q in spaces else ("other", None)
+    b = _enclosing_brace(code, o)
+    shorthand = before.endswith(("{", ",")) and after.startswith(("}", ","))
+    keyed = after.startswith(":") and not after.startswith("::")
+    if b < 0:
+        return ("other", None) if keyed else (None, None)
+    line = code.rfind("\n", 0, b) + 1
+    head = code[line:b].strip()
+    end = _matching_brace(code, b)
+    tail_line = files.texts[rel][end + 1:files.texts[rel].find("\n", end) if files.texts[rel].find("\n", end) >= 0
+                                 else len(code)]
+    spec = re.search(r"from\s+['\"]([^'\"]+)['\"]", tail_line)
+    if re.search(r"\bexport(?:\s+type)?$", head):
+        return ("js re-export" if spec else "js export list"), None
+    if re.search(r"\bimport(?:\s+type)?$|\bimport\s+[\w$]+\s*,$", head):
+        via = spec is not None and _resolves_to(rel, spec.group(1), home)
+        return ("js import" if via else "js import via re-export"), None
+    if re.search(r"module\.exports\s*=$", head):
+        return "js module.exports", None
+    if re.search(r"(?:const|let|var)$", head) and re.match(r"\s*=\s*require\(", tail_line):
+        return "js require", None
+    if shorthand:
+        return None, f"{name}: {{new}}"  # a plain object's shorthand property keeps its key
+    if keyed:
+        return "other", None
+    return None, None
+
+
+FINDERS = {"python": python_targets, "rust": rust_targets, "go": go_targets, "javascript": js_targets,
+           "typescript": js_targets}
+
+
+def targets(proj: Path, language: str) -> list[Target]:
+    return FINDERS[language](Files(proj, language))
+
+
+def choose(found: list[Target], per_form: int) -> list[Target]:
+    """Per export form, the first ``per_form`` targets (by file and name) whose sites include it."""
+    chosen: list[Target] = []
+    ordered = sorted(found, key=lambda t: (t.file, t.name))
+    for form in FORM_ORDER:
+        have = sum(1 for t in chosen if form in t.form_set)
+        for t in ordered:
+            if have >= per_form:
+                break
+            if form in t.form_set and t not in chosen:
+                chosen.append(t)
+                have += 1
+    return chosen
+
+
+def rename(proj: Path, t: Target) -> None:
+    """The first edit: the definition's name replaced in its file."""
+    path = proj / t.file
+    text = path.read_text(encoding="utf-8")
+    assert text[t.at:t.at + len(t.name)] == t.name, f"{t.file}: no {t.name} at {t.at}"
+    path.write_text(text[:t.at] + t.new + text[t.at + len(t.name):], encoding="utf-8")
+
+
+class Prose:
+    """Which positions of a project's files are comments or strings (cached per file)."""
+
+    def __init__(self, proj: Path, language: str) -> None:
+        self.proj, self.language = proj, language
+        self._files: dict[str, tuple[str, list[int], list[tuple[int, int]]] | None] = {}
+
+    def _read(self, rel: str) -> tuple[str, list[int], list[tuple[int, int]]] | None:
+        path = self.proj / rel
+        if path.suffix not in SUFFIXES[self.language] or not path.is_file():
+            return None
+        text = path.read_text(encoding="utf-8")
+        starts = [0]
+        for ln in text.splitlines(keepends=True):
+            starts.append(starts[-1] + len(ln))
+        return text, starts, prose_spans(text, self.language)
+
+    def __call__(self, site: Site) -> bool:
+        rel, line, col = site
+        if rel not in self._files:
+            self._files[rel] = self._read(rel)
+        got = self._files[rel]
+        if got is None:
+            return True
+        text, starts, spans = got
+        if line >= len(starts) - 1:
+            return True
+        row = text[starts[line]:starts[line + 1]]
+        offset = starts[line] + len(row.encode("utf-16-le")[:2 * col].decode("utf-16-le", "replace"))
+        return any(s <= offset < e for s, e in spans)
+
+
+def score(t: Target, predicted: dict[Site, str], proj: Path) -> dict:
+    """Site precision and recall of one case, its code edits only (an edit in a comment, a string
+    other than an expected ``__all__`` entry, or a file of another kind is prose, counted apart),
+    and the recall per export form."""
+    prose = Prose(proj, t.language)
+    code = {k: v for k, v in predicted.items() if k in t.expected or not prose(k)}
+    right = {k for k, v in code.items() if t.expected.get(k) == v}
+    forms: dict[str, list[int]] = {}
+    for k, form in t.forms.items():
+        got = forms.setdefault(form, [0, 0])
+        got[0] += k in right
+        got[1] += 1
+    return {"correct": len(right), "predicted": len(code), "expected": len(t.expected),
+            "prose_edits": len(predicted) - len(code), "forms": forms,
+            "complete": len(right) == len(t.expected) == len(code)}
