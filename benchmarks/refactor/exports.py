@@ -87,13 +87,25 @@ def checkout(repo: Repo, root: Path, mirrors: Path = DEFAULT_MIRRORS) -> Path:
 
 
 def source_files(proj: Path, language: str) -> list[Path]:
+    """The repository's own source files of ``language``: not built, vendored or installed code,
+    and not generated files (Go's ``// Code generated ... DO NOT EDIT.``, ``@generated``): those are
+    made again from their templates, not edited."""
     out = []
     for p in sorted(proj.rglob("*")):
         rel = p.relative_to(proj)
         if p.suffix in SUFFIXES[language] and p.is_file() and not SKIP_DIRS & set(rel.parts[:-1]) \
-                and not p.name.endswith((".min.js", ".d.ts")):
+                and not p.name.endswith((".min.js", ".d.ts")) and not _generated(p):
             out.append(p)
     return out
+
+
+GENERATED = re.compile(r"^// Code generated .* DO NOT EDIT\.$|@generated", re.M)
+GENERATED_HEAD = 2048  # where the marker stands
+
+
+def _generated(path: Path) -> bool:
+    with path.open("rb") as f:
+        return GENERATED.search(f.read(GENERATED_HEAD).decode("utf-8", "replace")) is not None
 
 
 @dataclass
@@ -208,11 +220,10 @@ def python_targets(files: Files) -> list[Target]:
 
     project = {part for rel in files.texts for part in Path(rel).with_suffix("").parts}  # its folders and modules
     for rel, tree in trees.items():
-        external = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
-                    for a in n.names if a.name.split(".")[0] not in project}  # another library's modules
+        modules = _module_locals(tree, project)
         for n in ast.walk(tree):
-            if isinstance(n, ast.Attribute) and _root(n) in external:
-                spoiled.add(n.attr)  # ``hypercorn.Config``: another library's namesake
+            if isinstance(n, ast.Attribute) and _root(n) not in modules:
+                spoiled.add(n.attr)  # ``"...".format``, ``hypercorn.Config``: not a project module's
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 defined.setdefault(n.name, []).append((rel, n))
             elif isinstance(n, ast.arg):
@@ -250,6 +261,26 @@ def python_targets(files: Files) -> list[Target]:
             continue
         out.append(_python_sites(files, uses[name], stars, rel, node, name))
     return [t for t in out if any(r != t.file for r, _, _ in t.expected)]
+
+
+MODULE_LOADERS = ("import_module", "importorskip")  # calls that return the module their string names
+
+
+def _module_locals(tree: ast.Module, project: set[str]) -> set[str]:
+    """The local names of a module that stand for one of the project's modules."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out |= {a.asname or a.name.split(".")[0] for a in n.names if a.name.split(".")[0] in project}
+        elif isinstance(n, ast.ImportFrom):
+            out |= {a.asname or a.name for a in n.names if a.name in project}
+        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and len(n.targets) == 1 \
+                and isinstance(n.targets[0], ast.Name):
+            fn = n.value.func
+            called = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if called in MODULE_LOADERS:
+                out.add(n.targets[0].id)
+    return out
 
 
 def _root(n: ast.expr) -> str | None:
@@ -307,7 +338,16 @@ ITEM_START = re.compile(r"(?m)^[ \t]*(?:pub(?:\([^)]*\))?\s+)?(?:fn|struct|enum|
 RUST_DECLARING = re.compile(r"\b(?:fn|struct|enum|trait|type|union|static|const|mod|let|mut|macro_rules!)\s*$")
 
 
+def _path_root(code: str, o: int) -> str | None:
+    """The first name of the path ``code[o]`` ends (``std`` of ``std::iter::Product``), or None."""
+    m = re.search(r"((?:[A-Za-z_$][\w$]*\s*::\s*)+)$", code[max(0, o - 200):o])
+    return re.match(r"[A-Za-z_$][\w$]*", m.group(1)).group() if m else None
+
+
 def rust_targets(files: Files) -> list[Target]:
+    # path starts that name this crate: its own name, crate/self/super, its modules (files, folders)
+    local = {"crate", "self", "super", "Self", files.proj.name.replace("-", "_")} | {
+        part for rel in files.code for part in Path(rel).with_suffix("").parts}
     defined: dict[str, list[tuple[str, int]]] = {}
     for rel, code in files.code.items():
         for m in RUST_ITEM.finditer(code):
@@ -327,6 +367,10 @@ def rust_targets(files: Files) -> list[Target]:
             if RUST_DECLARING.search(before) or before.rstrip().endswith(".") or (
                     after.startswith(("!", ":")) and not after.startswith("::")):
                 ok = False  # declared again, a method, a field, a macro, a parameter or a field declaration
+                break
+            root = _path_root(code, o)
+            if root is not None and root not in local:
+                ok = False  # ``std::iter::Product``: another crate's namesake
                 break
             _add(files, target, rel, o, _rust_form(code, o, rel != home))
         if ok and any(r != home for r, _, _ in target.expected):
