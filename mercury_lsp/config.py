@@ -130,6 +130,30 @@ class BackendSettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     context_tokens: Annotated[int, Meta(ge=64, le=1_048_576)] = 2048  # window budget when the server does not say
 
 
+# Files that are secret by nature: never read, sent to a backend, indexed or logged (the
+# ``exclude`` setting; mercury_lsp/exclusion.py matches them, with .gitignore's rules). Drawn from
+# what the tools in the field keep out by default — Zed's edit_predictions.disabled_globs (.env*,
+# *.pem, *.key, *.cert, *.crt, .dev.vars, secrets.yml), Continue's security ignore list (keys,
+# keystores, certificates, .env files) and Cursor's .cursorignore advice — kept to names that
+# hold secrets whatever the project, so that no ordinary source file is caught.
+DEFAULT_EXCLUDE = (
+    # environment files (.env, .env.local, prod.env, direnv, Cloudflare's .dev.vars)
+    ".env*", "*.env", ".envrc", ".dev.vars",
+    # private keys, certificates and keystores
+    "*.pem", "*.key", "*.crt", "*.cer", "*.cert", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.gpg", "*.asc",
+    # password databases and credential files
+    "*.kdbx", "*.kdb", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", ".pgpass",
+    "credentials", "credentials.json", "**/.aws/credentials", "**/.docker/config.json", "**/.ssh/**",
+    # anything named for a secret (secrets.yml, client_secret.json, a secrets/ folder), and
+    # Terraform state and variables (they hold provider credentials in clear)
+    "*secret*", "*.tfstate", "*.tfstate.*", "*.tfvars",
+)
+# Where suggestions are off unless the user's ``suggestIn`` says otherwise (it overlays this): prose
+# and commit messages, as Copilot ships ("plaintext", "markdown", "scminput": false).
+DEFAULT_SUGGEST_IN: dict[str, bool] = {"plaintext": False, "markdown": False, "scminput": False}
+
+
 # The daemon's share of the CPU cores when ``threads`` is unset: it runs beside the editor, which
 # needs cores of its own while the user types. On 2 cores one torch thread gave the better
 # suggestion latency and half the daemon CPU of torch's default of one thread per core
@@ -161,6 +185,11 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     debounce_ms: Annotated[int, Meta(ge=0, le=5000)] = 0
     enabled_languages: list[str] = msgspec.field(default_factory=lambda: ["*"])
     disabled_languages: list[str] = msgspec.field(default_factory=list)
+    # Content exclusion (mercury_lsp/exclusion.py): files never read, sent, indexed or logged
+    # (gitignore-style globs; replaces the defaults when set), and where suggestions are shown, by
+    # language id or glob, as `suggestIn` ({"markdown": false, "**/*.md": false, "*": true}; overlays DEFAULT_SUGGEST_IN).
+    exclude: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    suggest_in: dict[str, bool] = msgspec.field(default_factory=lambda: dict(DEFAULT_SUGGEST_IN))
     syntax_guard: SyntaxGuard = "prefix"
     completion_fallback: CompletionFallback = "auto"
     # "Accept the confident part" stops before the first token the model gave less than this

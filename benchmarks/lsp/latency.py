@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 from benchmarks import RESULTS as RESULTS_DIR
-from benchmarks.common.lsp_wire import WireClient
+from benchmarks.common.jsonrpc import AsyncLspClient
 from benchmarks.lsp.typing_trace import Key, TextModel, make_trace
 from benchmarks.train.heldout import heldout_files
 
@@ -58,6 +58,9 @@ ANSWER_WAIT_S = 30.0  # after the trace, a request still without a response is "
 TRACE_FILES = 3  # held-out files per run (each gets seconds / TRACE_FILES of typing)
 TRACE_SECONDS = 160.0  # typing per arm: ~80 pause points (a 40 s trace has 15; see the docstring)
 CANCELLED = -32800
+# What the client announces: ghost text, no work-done progress (as every arm has been measured)
+CAPABILITIES = {"general": {"positionEncodings": ["utf-16"]},
+                "textDocument": {"inlineCompletion": {}, "synchronization": {}}}
 ARMS = {
     # Typeahead off (the suggestion cache answers only exact repeats), no context reuse, no
     # prefetch, torch's thread count (one per core), the syntax guard without its prefix fallback.
@@ -93,7 +96,7 @@ def proc_stats(pid: int) -> tuple[float | None, float | None]:
 class Replay:
     """One trace through one daemon; the counts of ``Replay.stats``."""
 
-    def __init__(self, c: WireClient, debounce_s: float) -> None:
+    def __init__(self, c: AsyncLspClient, debounce_s: float) -> None:
         self.c = c
         self.debounce_s = debounce_s
         self.shown_ms: list[float] = []
@@ -132,7 +135,7 @@ class Replay:
             await asyncio.sleep(self.debounce_s)
             chance = shown is not None and bool(shown[col:].strip()) and len(shown) - len(line) > 0
             self.n["typeahead_chances"] += chance
-            msg_id, fut = c.request("textDocument/inlineCompletion", {
+            msg_id, fut = c.request_future("textDocument/inlineCompletion", {
                 "textDocument": {"uri": uri}, "position": model.position(cursor), "context": {"triggerKind": 2}})
             sent = time.perf_counter()
             self.n["requests"] += 1
@@ -182,13 +185,13 @@ class Replay:
         self.n["typeahead_hits"] += st["chance"] and insert == st["shown"]
 
 
-async def start_daemon(settings: dict, args) -> WireClient:
+async def start_daemon(settings: dict, args) -> AsyncLspClient:
     cmd = [sys.executable, "-m", "mercury_lsp.cli", "serve", "--log-level", "warning"]
     if args.model:
         cmd += ["--model", args.model]
-    c = await WireClient.spawn(*cmd)
-    await c.initialize(settings)
-    status = await c.wait_note("mercury/status", lambda p: p["state"] in ("ready", "error"), 600)
+    c = await AsyncLspClient.start(*cmd)
+    await c.initialize(settings, CAPABILITIES)
+    status = await c.wait_notification("mercury/status", lambda p: p["state"] in ("ready", "error"), 600)
     if status["state"] != "ready":
         raise SystemExit(f"model failed to load: {status['message']}")
     return c
@@ -207,11 +210,11 @@ async def run_arms(names: list[str], traces: list[tuple[str, str, list[Key]]], a
     return [await finish_arm(n, c, r, cpu) for n, c, r, cpu in zip(names, clients, replays, cpu0, strict=True)]
 
 
-async def finish_arm(name: str, c: WireClient, r: Replay, cpu0: float | None) -> dict:
+async def finish_arm(name: str, c: AsyncLspClient, r: Replay, cpu0: float | None) -> dict:
     settings = ARMS[name]
     cpu1, hwm = proc_stats(c.proc.pid)
-    server = await c.call("mercury/stats", None)
-    await c.close()
+    server = await c.request("mercury/stats", None)
+    await c.shutdown()
     n = r.n
     counters = server.get("counters", {})
     return {

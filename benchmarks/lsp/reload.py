@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmarks import RESULTS as RESULTS_DIR
 from benchmarks.common.checkouts import checkout, cli_argv, commit_of
-from mercury_lsp.rpc_client import RawClient
+from benchmarks.common.jsonrpc import AsyncLspClient
 
 RESULTS = RESULTS_DIR / "reload.json"
 CONTEXTS = (512, 448)  # two context budgets: switching between them reloads the model
@@ -50,7 +50,7 @@ def slope(ys: list[float]) -> float:
     return sum((i - xm) * (y - ym) for i, y in enumerate(ys)) / max(1e-9, sum((i - xm) ** 2 for i in range(n)))
 
 
-async def burst(c: RawClient, uri: str, lines: list[str], n: int) -> int:
+async def burst(c: AsyncLspClient, uri: str, lines: list[str], n: int) -> int:
     futures = [c.request_future("textDocument/inlineCompletion", {
         "textDocument": {"uri": uri}, "position": {"line": i * 7 % len(lines), "character": len(lines[i * 7 % len(lines)])},
         "context": {"triggerKind": 1}})[1] for i in range(n)]
@@ -58,7 +58,7 @@ async def burst(c: RawClient, uri: str, lines: list[str], n: int) -> int:
     return sum(1 for a in answers if "result" in a)
 
 
-async def ready(c: RawClient, seen: int) -> None:
+async def ready(c: AsyncLspClient, seen: int) -> None:
     """Wait for the ``seen + 1``-th ``mercury/status`` that ends a load."""
     done = [0]
 
@@ -75,7 +75,7 @@ async def ready(c: RawClient, seen: int) -> None:
 
 async def run_variant(label: str, source: Path | None, args) -> dict:
     cmd = cli_argv(source) + ["serve", "--threads", str(args.threads)] + (["--model", args.model] if args.model else [])
-    c = await RawClient.start(*cmd, stderr=asyncio.subprocess.DEVNULL)
+    c = await AsyncLspClient.start(*cmd, stderr=asyncio.subprocess.DEVNULL)
     settings = {"debounceMs": 0, "context": {"maxContextTokens": CONTEXTS[0]}}
     await c.initialize(settings)
     await ready(c, 0)

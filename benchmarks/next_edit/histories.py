@@ -16,7 +16,7 @@ For case (commit, k) the client opens the commit's files as they were in the
 parent, replays hunks ``1..k-1`` as ``didChange`` (ranged edits, in order), and asks
 ``mercury/nextEdit`` with the cursor at the end of hunk ``k-1``. The daemon is ``mercury-lsp serve``
 over stdio, started once and warm (the model is loaded, and one untimed request made, before the
-first timed one); the client (``benchmarks/common/jsonrpc_client.py``) shares no code with it.
+first timed one); the client (``benchmarks/common/jsonrpc.py``) shares no code with it.
 
 Scores, per case:
 
@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import RESULTS as RESULTS_DIR
-from benchmarks.common.jsonrpc_client import LspProcess, RpcError
+from benchmarks.common.jsonrpc import LspProcess, RpcError
 from benchmarks.common.mirrors import DEFAULT_MIRRORS, MirrorError
 from benchmarks.common.report import pyplot
 from benchmarks.next_edit import history_cases, manifest

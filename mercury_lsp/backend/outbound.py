@@ -4,7 +4,8 @@ A remote session (``backend.remote_session``) passes every request through ``Out
 sending it. A request for an excluded document is not sent at all (the session answers "no
 suggestion"); retrieved chunks and next-edit documents from excluded files are dropped from the
 request. ``excluded`` says whether a document (an LSP uri, or a retrieved chunk's path) is
-excluded: the ``exclude`` setting's globs; by default nothing is.
+excluded: the ``exclude`` setting's globs (``mercury_lsp.exclusion``; the language server binds
+it to the connection's settings and roots); by default nothing is.
 """
 
 from __future__ import annotations

@@ -62,10 +62,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(dataclasses.asdict(result), indent=2))
     else:
-        sys.stdout.write(result.text)
-        if not result.text.endswith("\n"):
-            sys.stdout.write("\n")
+        show(args, result.text)
     return 0
+
+
+def show(args: argparse.Namespace, text: str) -> None:
+    """Where the fill goes on stderr (``FILE:LINE:COL``, as compilers point at a place), then the
+    fill itself on stdout, alone (for scripts and pipes)."""
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    what = f"{len(text)} characters on {lines} line{'s' if lines != 1 else ''}" if text else "nothing to fill here"
+    print(f"{args.file}:{args.line}:{args.col}: {what}{':' if text else ''}", file=sys.stderr, flush=True)
+    if text:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def run_remote(args: argparse.Namespace, prefix: str, suffix: str) -> int:
@@ -95,5 +103,5 @@ def run_remote(args: argparse.Namespace, prefix: str, suffix: str) -> int:
     if args.json:
         print(msgspec.json.encode(outcome).decode())
     else:
-        sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+        show(args, outcome.text)
     return 0

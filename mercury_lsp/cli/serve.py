@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any, get_args
 
+import mercury_lsp
 from mercury_lsp.cli.daemon import exit_daemon
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.config import LogLevel, Preset, parse_settings
@@ -72,7 +74,20 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.token_file:
         raise UsageError("--token-file applies to --tcp only (stdio has one client: the editor that started it)")
     configure_logging(base, args.log_file)
+    if sys.stdin.isatty():
+        print(terminal_banner(), file=sys.stderr, flush=True)
     exit_daemon(run(run_stdio(base)))
+
+
+def terminal_banner() -> str:
+    """The one line ``serve`` prints when a person, not an editor, started it in a terminal."""
+    from mercury_lsp.cli.editors import editors_dir
+
+    setup = editors_dir()
+    where = f"{setup}/<editor>/README.md" if setup else "editors/<editor>/README.md"
+    return (f"mercury-lsp serve {mercury_lsp.__version__}: the mercury-lsp language server, waiting for an editor "
+            f"to speak LSP (JSON-RPC) to it on stdin/stdout; typed text is not LSP. Set an editor up to start "
+            f"it: {where} (`mercury-lsp editors`). Ctrl-D quits.")
 
 
 MAX_PORT = 65535

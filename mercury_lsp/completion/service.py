@@ -25,6 +25,7 @@ from mercury_lsp.completion.pipeline import PipelineResult, run_pipeline
 from mercury_lsp.config import Settings
 from mercury_lsp.documents import Document, DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError
+from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.schema import Counters, SpanKind
 from mercury_lsp.syntax import Grammars
 
@@ -66,6 +67,8 @@ class CompletionService:
         self.counters = Counters()
         self.latencies: deque[float] = deque(maxlen=LATENCY_SAMPLES)
         self._slots: dict[str, _Slot] = {}
+        # Content exclusion (the server sets one that knows the workspace roots).
+        self.exclusion: Callable[[], Exclusion] = lambda: Exclusion.from_settings(self.settings())
 
     def settings_changed(self, settings: Settings, model_changed: bool) -> None:
         self.cache.size = settings.cache_size
@@ -85,8 +88,10 @@ class CompletionService:
             old.token.cancel()
 
     def eligible(self, doc: Document, settings: Settings) -> bool:
+        """Suggestions here: an enabled language, not excluded (its text goes nowhere), not too
+        large, not binary."""
         return (settings.language_enabled(doc.language_id) and len(doc.text) <= settings.max_file_bytes
-                and not doc.binary)
+                and not doc.binary and self.exclusion().enabled(doc.uri, doc.language_id))
 
     async def suggest(self, uri: str, line: int, character: int, enc: PositionEncoding) -> Suggestion | None:
         """The suggestion at a position, or None. Raises PositionError for impossible positions.

@@ -30,6 +30,7 @@ from mercury_lsp import __version__
 from mercury_lsp.config import NextEditOptions, Settings
 from mercury_lsp.documents import Document, DocumentStore, PositionEncoding, PositionError, units_len
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError
+from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.next_edit.pipeline import predict, to_result
 from mercury_lsp.next_edit.query import DocState, NextEditQuery
 from mercury_lsp.schema import NextEditNote, NextEditResult, NextEditUpdate, PredictedEdit, VersionedDocument
@@ -98,6 +99,8 @@ class NextEditService:
         # uri -> (the (uri, version) of every document the prediction read, options, result)
         self._cache: dict[str, tuple[tuple, NextEditOptions, NextEditResult]] = {}
         self._slots: dict[str, CancelToken] = {}
+        # Content exclusion (the server sets one that knows the workspace roots).
+        self.exclusion: Callable[[], Exclusion] = lambda: Exclusion.from_settings(self.settings())
         self._update_slots: dict[str, CancelToken] = {}  # the background part 2 per document
         self._update_tasks: set[asyncio.Task] = set()
 
@@ -120,10 +123,13 @@ class NextEditService:
 
     # ------------------------------------------------------------------ predict
     def _read(self, doc: Document) -> list[Document]:
-        """The open documents a prediction for ``doc`` reads: ``doc`` and those of its language."""
+        """The open documents a prediction for ``doc`` reads: ``doc`` and those of its language
+        (never an excluded one: its text would reach the model, or a remote backend)."""
         limit = self.settings().syntax_max_bytes
+        excluded = self.exclusion().excludes
         return [d for d in self.docs
-                if d is doc or (d.grammar is not None and d.grammar == doc.grammar and len(d.text) <= limit)]
+                if d is doc or (d.grammar is not None and d.grammar == doc.grammar and len(d.text) <= limit
+                                and not excluded(d.uri))]
 
     def _query(self, doc: Document, cursor: int, read: list[Document]) -> NextEditQuery:
         store = self.docs
@@ -153,7 +159,8 @@ class NextEditService:
         except PositionError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         empty = NextEditResult(edits=[], version=__version__, position_encoding=enc.value)
-        if not self.engine.ready or not settings.language_enabled(doc.language_id):
+        if (not self.engine.ready or not settings.language_enabled(doc.language_id)
+                or not self.exclusion().enabled(doc.uri, doc.language_id)):
             return empty
         docs = self._read(doc)
         later = update and self._updates()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from mercury_lsp.next_edit import DocState, NextEditQuery
@@ -41,8 +42,10 @@ class WorkspaceFiles:
             self._lists[root] = (now, files)
         return files
 
-    def extend(self, query: NextEditQuery, roots: list[Path], limit: int) -> NextEditQuery:
-        """``query`` plus up to ``limit`` workspace files that mention what the edits changed."""
+    def extend(self, query: NextEditQuery, roots: list[Path], limit: int,
+               excluded: Callable[[Path], bool] | None = None) -> NextEditQuery:
+        """``query`` plus up to ``limit`` workspace files that mention what the edits changed;
+        ``excluded`` files (content exclusion) are never read, nor indexed."""
         edited = [d for d in query.docs if d.history]
         if not roots or limit <= 0 or not edited:
             return query
@@ -57,7 +60,8 @@ class WorkspaceFiles:
         extra: list[DocState] = []
         scanned = 0
         for root in roots:
-            listed, _ = select_files(root, self._files(root), words)  # the files that mention a word
+            files = [f for f in self._files(root) if not excluded(f)] if excluded else self._files(root)
+            listed, _ = select_files(root, files, words)  # the files that mention a word
             for f in listed:
                 if len(extra) >= limit or scanned >= SCAN_FILES:
                     break

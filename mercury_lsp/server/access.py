@@ -75,7 +75,8 @@ def admit(data: dict, token: str | None) -> Reject | None:
     offered = options.pop(TOKEN_OPTION, None) if isinstance(options, dict) else None
     if token is None:
         return None
-    ok = isinstance(offered, str) and hmac.compare_digest(offered.encode(), token.encode())
+    # surrogatepass: a token holding a lone surrogate is just a wrong one (it raised, unanswered)
+    ok = isinstance(offered, str) and hmac.compare_digest(offered.encode("utf-8", "surrogatepass"), token.encode())
     if ok:
         return None
     log.warning("connection refused: missing or wrong token")

@@ -23,10 +23,12 @@ from pygls.lsp.server import LanguageServer
 
 from mercury_lsp import __version__
 from mercury_lsp.backend.connect import engine_client_for
+from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.completion import CompletionService
 from mercury_lsp.config import Settings, daemon_threads
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
+from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
 from mercury_lsp.schema import (
@@ -70,8 +72,10 @@ class MercuryServer(LanguageServer):
         workspace_files = WorkspaceFiles()
         self.next_edits = NextEditService(
             engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
-            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files),
+            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files,
+                                             self.exclusion().excludes),
             lambda u: self.protocol.notify(NEXT_EDIT_UPDATE_NOTIFICATION, msgspec.to_builtins(u)))
+        self.completions.exclusion = self.next_edits.exclusion = self.exclusion
         self.inline_supported = False
         self.markdown_docs = False
         self._tasks: set[asyncio.Task] = set()
@@ -81,6 +85,14 @@ class MercuryServer(LanguageServer):
         self.watch_client: Callable[[int], None] | None = None
 
     # ------------------------------------------------------------------ helpers
+    def exclusion(self) -> Exclusion:
+        """The ``exclude`` / ``enable`` settings against this client's workspace roots."""
+        try:
+            roots = workspace_roots(self.workspace)
+        except RuntimeError:  # before initialize: no workspace yet
+            roots = []
+        return Exclusion.from_settings(self.current, roots)
+
     def spawn(self, coro) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -126,7 +138,7 @@ class MercuryServer(LanguageServer):
         old = self.engine
         self.completions.cancel_all()
         self.next_edits.cancel_all()
-        new = engine_client_for(settings)
+        new = engine_client_for(settings, Outbound(lambda uri: self.exclusion().excludes(uri)))
         self.engine = self.completions.engine = self.next_edits.engine = new
         new.watch(self)
         if old.spec is not None:  # the old one was loaded (or loading): so is the new one

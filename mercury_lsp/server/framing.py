@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from dataclasses import dataclass
 
@@ -27,13 +28,17 @@ from mercury_lsp.server.jsonrpc import (
     scan_id,
 )
 
+log = logging.getLogger("mercury_lsp")
+
 READ_CHUNK = 1 << 16
 # A sender that stops for this long with a bad frame's bytes forming one complete JSON value is
 # not going to send the rest: the frame is answered instead of waiting forever.
 STALL_S = 0.5
 MAX_LENGTH_DIGITS = 12  # more than any allowed message size
 
-MALFORMED_HEADER = "malformed header line"
+# Said to whoever sent it: most often a person who typed into `mercury-lsp serve` in a terminal.
+MALFORMED_HEADER = ("malformed header line (an LSP message starts with 'Content-Length: N'; this server "
+                    "talks to an editor, not to a terminal: `mercury-lsp editors` says how to set one up)")
 
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _HEADER_LINE = re.compile(rb"([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(.*?)[ \t]*")
@@ -45,6 +50,9 @@ _KEEP = len(b"content-length:") + 8  # bytes kept while scanning (a header split
 class FrameLimits:
     max_header_bytes: int = 8 * 1024  # a whole header block (LSP sends two short lines)
     max_message_bytes: int = 64 * 1024 * 1024  # one body (an 8 MiB document, JSON-escaped, fits)
+    # A person typing at a terminal (stdin a TTY), not an editor: a pause ends a bad frame, so a
+    # typed line is answered at once instead of when the input ends.
+    interactive: bool = False
 
 
 class FrameReader:
@@ -79,6 +87,14 @@ class FrameReader:
         return "data"
 
     async def next(self) -> dict | list | Reject | None:
+        try:
+            return await self._next()
+        except Exception as exc:  # a reader bug must not end the connection: drop what is held
+            log.error("frame could not be read: %s", type(exc).__name__)
+            self._buf.clear()
+            return Reject(PARSE_ERROR, "bad frame: could not be read")
+
+    async def _next(self) -> dict | list | Reject | None:
         buf = self._buf
         while True:
             skip = len(buf) - len(buf.lstrip(b"\r\n\t "))  # stray line breaks between frames
@@ -92,7 +108,7 @@ class FrameReader:
             got = await self._fill(stall=bool(buf))
             if got == "eof" and not buf:
                 return None
-            if got == "eof" or (got == "stall" and is_complete_json(bytes(buf))):
+            if got == "eof" or (got == "stall" and (self.limits.interactive or is_complete_json(bytes(buf)))):
                 return self._take_all("message without a Content-Length header")
         length, problem = _content_length(bytes(buf[:m.start()]), self.limits.max_message_bytes)
         if problem == MALFORMED_HEADER:  # perhaps no header at all: the frame starts at 0
@@ -154,7 +170,7 @@ class FrameReader:
             del buf[:cut]
             pos = 0
             got = await self._fill(stall=True)
-            if got == "eof" or (got == "stall" and is_complete_json(bytes(raw + buf))):
+            if got == "eof" or (got == "stall" and (self.limits.interactive or is_complete_json(bytes(raw + buf)))):
                 raw += buf[: max(0, cap - len(raw))]
                 buf.clear()
                 break

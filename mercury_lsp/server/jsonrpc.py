@@ -20,6 +20,7 @@ log = logging.getLogger("mercury_lsp.server.jsonrpc")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 # LSP messages nest about 10 deep (capabilities); settings objects a few more. Anything deeper is
@@ -114,6 +115,55 @@ def scan_id(raw: bytes) -> int | str | None:
                 return None
             return value if valid_id(value) else None
     return None
+
+
+# ---------------------------------------------------------------------------- strings
+# A JSON string may hold a lone UTF-16 surrogate ("\\ud800"), which no UTF-8 encoder, msgspec
+# or tree-sitter accepts. In the document texts an editor sends it is the user's (JavaScript
+# strings hold them): those become U+FFFD (``edits.clean_text``). Anywhere else it is invalid.
+DOCUMENT_TEXTS = {
+    "textDocument/didOpen": ("params", "textDocument", "text"),
+    "textDocument/didChange": ("params", "contentChanges", None, "text"),  # None: any list index
+}
+
+
+def _encodable(s: str) -> bool:
+    if s.isascii():
+        return True
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def unencodable(message: dict) -> str | None:
+    """Where ``message`` holds a string (or key) UTF-8 cannot encode outside the document texts:
+    its JSON path (``params.textDocument.version``; safe to show, no values), else None."""
+    text_path = DOCUMENT_TEXTS.get(message.get("method")) if isinstance(message.get("method"), str) else None
+    stack: list[tuple[Any, tuple]] = [(message, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            if not _encodable(node) and not _is_text(path, text_path):
+                return _shown(path)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if not _encodable(key):
+                    return _shown(path) or "a key"
+                stack.append((value, (*path, key)))
+        elif isinstance(node, list):
+            stack.extend((value, (*path, i)) for i, value in enumerate(node))
+    return None
+
+
+def _is_text(path: tuple, text_path: tuple | None) -> bool:
+    return (text_path is not None and len(path) == len(text_path)
+            and all(want is None and isinstance(got, int) or want == got for got, want in zip(path, text_path, strict=True)))
+
+
+def _shown(path: tuple) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
 # ---------------------------------------------------------------------------- shape

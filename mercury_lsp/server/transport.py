@@ -12,16 +12,15 @@ import os
 import sys
 import threading
 
-from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 
 from mercury_lsp.backend.connect import engine_client_for
+from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
-from mercury_lsp.server.access import admit
+from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.server.app import build_server
 from mercury_lsp.server.framing import FrameLimits, FrameReader
-from mercury_lsp.server.jsonrpc import Reject, check_message
 from mercury_lsp.server.lifetime import watch_client
 from mercury_lsp.server.protocol import MercuryProtocol
 from mercury_lsp.syntax import Grammars
@@ -43,26 +42,8 @@ async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
         data = await frames.next()
         if data is None:
             return 0 if protocol.shut_down else 1
-        reject = data if isinstance(data, Reject) else check_message(data)
-        if reject is None and not protocol.initialize_seen:
-            if (reject := admit(data, protocol.token)) is not None:
-                protocol.send_reject(reject)
-                return 1  # a wrong token ends the connection
-        if reject is not None:
-            protocol.send_reject(reject)
-            continue
-        try:
-            message = protocol.structure_message(data)
-        except JsonRpcException as exc:
-            protocol.bad_notification(data, exc)
-            continue
-        except Exception as exc:  # a converter failure must not end the stream
-            log.warning("message could not be read: %s", type(exc).__name__)
-            continue
-        try:
-            protocol.handle_message(message)
-        except Exception:
-            log.exception("failed to handle a message")
+        if not protocol.receive(data):
+            return 1  # a wrong token ends the connection
         # Let a request's handler start (it takes its document snapshot synchronously) before
         # the next message, e.g. a didChange already buffered, is applied.
         await asyncio.sleep(0)
@@ -97,13 +78,16 @@ async def _stdin_reader() -> asyncio.StreamReader:
 async def run_stdio(base: Settings) -> int:
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol messages may reach the client's pipe
-    engine, grammars = engine_client_for(base), Grammars()
+    outbound = Outbound()  # what a remote backend may be sent: this client's exclusion (below)
+    engine, grammars = engine_client_for(base, outbound), Grammars()
     server = build_server(base, engine, grammars)
+    outbound.excluded = lambda uri: server.exclusion().excludes(uri)
     server.protocol.set_writer(StdoutWriter(out))
     reader = await _stdin_reader()
     server.watch_client = lambda pid: watch_client(pid, reader.feed_eof)  # a dead client ends the input
     try:
-        return await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes))
+        limits = FrameLimits(max_message_bytes=base.max_message_bytes, interactive=sys.stdin.isatty())
+        return await serve_stream(reader, server.protocol, limits)
     finally:
         server.drop()
         engine.close()
@@ -116,7 +100,10 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
     already serving others in this process (``mercury-lsp http --lsp``). ``listening`` gets the
     bound ``(host, port)``. A connection that ends, however it ends, releases its session."""
     own_engine = engine is None
-    engine, grammars = engine or engine_client_for(base), Grammars()  # one model for every connection
+    # One model for every connection; each connection's services refuse its excluded files (with
+    # its roots), and what reaches a remote backend is checked once more by file name.
+    outbound = Outbound(lambda uri: Exclusion.from_settings(base).excludes(uri))
+    engine, grammars = engine or engine_client_for(base, outbound), Grammars()
     connected = 0
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

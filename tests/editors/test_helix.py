@@ -11,8 +11,8 @@ import os
 import tomllib
 from pathlib import Path
 
-from tests.support.server import PROBE_TEXT, probe_positions, serve_command
-from tests.support.wire import Wire
+from benchmarks.common.jsonrpc import LspProcess
+from tests.support.server import PROBE_TEXT, configuration_answers, probe_positions, serve_command
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 
@@ -88,7 +88,7 @@ def test_languages_toml_adds_mercury_beside_helix_defaults():
 def test_helix_wire_completion_fallback(tiny_model, tmp_path):
     config = tomllib.loads(CONFIG.read_text())["language-server"]["mercury"]["config"]
     config = {**config, "syntaxGuard": "off", "maxTokens": 16}  # the tests' tiny model: short, unguarded
-    wire = Wire(serve_command(), config)
+    wire = LspProcess(serve_command(), on_request=configuration_answers(config))
     try:
         init = wire.request("initialize", helix_initialize(tmp_path, config))
         caps = init["capabilities"]
@@ -99,9 +99,7 @@ def test_helix_wire_completion_fallback(tiny_model, tmp_path):
         uri = (tmp_path / "demo.py").as_uri()
         wire.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0,
                                                                "text": PROBE_TEXT}})
-        while not any(n.get("method") == "mercury/status" and n["params"]["state"] == "ready"
-                      for n in wire.notifications):
-            wire.answer(wire.read())
+        wire.wait_notification("mercury/status", lambda p: p["state"] == "ready")
         found = None
         for line, col in probe_positions():
             result = wire.request("textDocument/completion", {"textDocument": {"uri": uri},
@@ -119,7 +117,7 @@ def test_helix_wire_completion_fallback(tiny_model, tmp_path):
         assert edit["newText"].startswith(typed) and len(edit["newText"]) > len(typed)
         assert item["filterText"].startswith(typed)
         # Nothing shown to the user at start-up (no window/showMessage).
-        assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
+        assert not wire.notifications["window/showMessage"]
     finally:
         wire.close()
 
@@ -141,7 +139,7 @@ def test_helix_next_edit_code_action(tiny_model, tmp_path):
     """The README's next edit in Helix: after renaming a parameter, `space a` lists "Apply predicted
     edits"; Helix applies its WorkspaceEdit (documentChanges, UTF-8 columns)."""
     config = tomllib.loads(CONFIG.read_text())["language-server"]["mercury"]["config"]
-    wire = Wire(serve_command(), config)
+    wire = LspProcess(serve_command(), on_request=configuration_answers(config))
     source = "def label(width, height):\n    s = 'é→' * width\n    return s + str(height * width)\n"
     renamed = source.replace("label(width", "label(w", 1)
     try:
@@ -151,9 +149,7 @@ def test_helix_next_edit_code_action(tiny_model, tmp_path):
         uri = (tmp_path / "label.py").as_uri()
         wire.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0,
                                                                "text": source}})
-        while not any(n.get("method") == "mercury/status" and n["params"]["state"] == "ready"
-                      for n in wire.notifications):
-            wire.answer(wire.read())
+        wire.wait_notification("mercury/status", lambda p: p["state"] == "ready")
         # Helix sends the whole change as a range edit with its next version.
         wire.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 1}, "contentChanges": [
             {"range": {"start": {"line": 0, "character": 10}, "end": {"line": 0, "character": 15}}, "text": "w"}]})
@@ -165,6 +161,6 @@ def test_helix_next_edit_code_action(tiny_model, tmp_path):
         (change,) = action["edit"]["documentChanges"]
         assert change["textDocument"] == {"uri": uri, "version": 1}
         assert _apply_utf8(renamed, change["edits"]) == source.replace("width", "w")
-        assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
+        assert not wire.notifications["window/showMessage"]
     finally:
         wire.close()

@@ -18,10 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from benchmarks.common.jsonrpc import LspProcess
 from mercury_engine.loader import EMBEDDED_DIR
 from tests.support.http import LiveServer
-from tests.support.server import PROBE_TEXT, TINY_MODEL_DIR, probe_positions
-from tests.support.wire import Wire
+from tests.support.server import PROBE_TEXT, TINY_MODEL_DIR, configuration_answers, probe_positions
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 
@@ -99,7 +99,7 @@ def test_the_command_it_starts_serves_completions(tiny_model, tmp_path):
     options = _readme_json("lsp")["lsp"][_const("SERVER_ID")]["initialization_options"]
     options = {**options, "model": str(TINY_MODEL_DIR), "dtype": "float32", "threads": 1, "syntaxGuard": "off",
                "maxTokens": 16}
-    wire = Wire([binary, *_args()], options)
+    wire = LspProcess([binary, *_args()], on_request=configuration_answers(options))
     try:
         init = wire.request("initialize", {
             "processId": os.getpid(), "rootUri": tmp_path.as_uri(), "initializationOptions": options,
@@ -112,9 +112,7 @@ def test_the_command_it_starts_serves_completions(tiny_model, tmp_path):
         uri = (tmp_path / "demo.py").as_uri()
         wire.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                                "text": PROBE_TEXT}})
-        while not any(n.get("method") == "mercury/status" and n["params"]["state"] in ("ready", "error")
-                      for n in wire.notifications):
-            wire.answer(wire.read())
+        wire.wait_notification("mercury/status", lambda p: p["state"] in ("ready", "error"))
         for line, col in probe_positions():
             result = wire.request("textDocument/completion", {"textDocument": {"uri": uri},
                                                              "position": {"line": line, "character": col}})
@@ -134,7 +132,7 @@ def test_the_command_it_starts_serves_completions(tiny_model, tmp_path):
         (change,) = action["edit"]["documentChanges"]
         assert change["textDocument"] == {"uri": area, "version": 1}
         assert sorted((e["range"]["start"]["line"], e["newText"]) for e in change["edits"]) == [(1, "w"), (2, "w")]
-        assert not [n for n in wire.notifications if n.get("method") == "window/showMessage"]
+        assert not wire.notifications["window/showMessage"]
     finally:
         wire.close()
 

@@ -1,154 +1,18 @@
-"""Protocol fuzzing support: a blocking LSP client that shares no code with the daemon, hypothesis
-strategies for LSP messages and byte-level frames, and a reference model of document text.
-
-The client counts responses per id (to find unanswered and duplicate responses) on a reader
-thread, answers the server's own requests, and works over a process's pipes or a TCP socket.
-"""
+"""Protocol fuzzing support: hypothesis strategies for LSP messages and byte-level frames, and a
+reference model of document text. The client is the tests' one wire client
+(``benchmarks.common.jsonrpc.LspConnection``: it counts responses per id, to find unanswered and
+duplicate responses, and works over a process's pipes or a TCP socket)."""
 
 from __future__ import annotations
 
 import hashlib
-import itertools
-import json
-import queue
 import re
-import socket
-import subprocess
-import threading
-from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any
 
 from hypothesis import strategies as st
 
-# ---------------------------------------------------------------------------- client
-
-
-class FuzzClient:
-    def __init__(self, out: BinaryIO, write, alive, close) -> None:
-        self._out = out
-        self._write_raw = write
-        self.alive = alive  # () -> bool: the server process is still running
-        self._close = close
-        self._cond = threading.Condition()
-        self.responses: Counter = Counter()  # id -> number of responses
-        self.results: dict[Any, dict] = {}
-        self.history: dict[Any, list[dict]] = {}  # every response, by id
-        self.null_id_errors = 0
-        self.notifications: list[tuple[str, Any]] = []
-        self.closed = False
-        self._ids = itertools.count(1)
-        # All writes go through one writer thread: the reader never blocks on a full pipe (the
-        # server may be blocked writing to us while we write to it).
-        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
-        threading.Thread(target=self._read_loop, name="fuzz-reader", daemon=True).start()
-        threading.Thread(target=self._write_loop, name="fuzz-writer", daemon=True).start()
-
-    @classmethod
-    def over_pipes(cls, proc: subprocess.Popen) -> FuzzClient:
-        def write(data: bytes) -> None:
-            proc.stdin.write(data)
-            proc.stdin.flush()
-
-        return cls(proc.stdout, write, lambda: proc.poll() is None, proc.stdin.close)
-
-    @classmethod
-    def over_tcp(cls, proc: subprocess.Popen, port: int) -> FuzzClient:
-        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        sock.settimeout(None)
-        return cls(sock.makefile("rb"), sock.sendall, lambda: proc.poll() is None, sock.close)
-
-    def next_id(self) -> int:
-        return next(self._ids)
-
-    # ------------------------------------------------------------------ writing
-    def write(self, data: bytes) -> None:
-        self._outbox.put(data)
-
-    def _write_loop(self) -> None:
-        while (data := self._outbox.get()) is not None:
-            try:
-                self._write_raw(data)
-            except OSError:
-                return
-
-    def send(self, message: Any) -> None:
-        self.write(frame(json.dumps(message).encode()))
-
-    def request(self, method: str, params: Any = None, timeout: float = 30) -> dict:
-        msg_id = f"req-{self.next_id()}"
-        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        if not self.wait_for([msg_id], timeout):
-            raise TimeoutError(f"no response to {method} within {timeout} s")
-        return self.results[msg_id]
-
-    def wait_for(self, ids, timeout: float) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: all(i in self.responses for i in ids) or self.closed, timeout) \
-                and all(i in self.responses for i in ids)
-
-    def wait_notification(self, method: str, predicate=None, timeout: float = 60, since: int = 0) -> Any:
-        """The params of the first ``method`` notification matching ``predicate`` among those from
-        the ``since``-th on (None: none came within ``timeout``)."""
-        def found():
-            return next((p for m, p in self.notifications[since:]
-                         if m == method and (predicate is None or predicate(p))), None)
-
-        with self._cond:
-            self._cond.wait_for(lambda: found() is not None or self.closed, timeout)
-            return found()
-
-    def close(self) -> None:
-        self._outbox.put(None)
-        self._close()
-
-    # ------------------------------------------------------------------ reading
-    def _read_loop(self) -> None:
-        try:
-            while True:
-                length = None
-                while True:
-                    line = self._out.readline()
-                    if not line:
-                        return
-                    if line in (b"\r\n", b"\n"):
-                        break
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                body = self._out.read(length)
-                if len(body) < length:
-                    return
-                self._dispatch(json.loads(body))
-        except (OSError, ValueError):
-            return
-        finally:
-            with self._cond:
-                self.closed = True
-                self._cond.notify_all()
-
-    def _dispatch(self, msg: dict) -> None:
-        if "method" in msg:
-            if "id" in msg:  # the server's own request (progress, configuration): accept it
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
-            else:
-                with self._cond:
-                    self.notifications.append((msg["method"], msg.get("params")))
-                    self._cond.notify_all()
-            return
-        with self._cond:
-            if msg.get("id") is None:
-                self.null_id_errors += 1
-            else:
-                self.responses[msg["id"]] += 1
-                self.results[msg["id"]] = msg
-                self.history.setdefault(msg["id"], []).append(msg)
-            self._cond.notify_all()
-
-
-def frame(body: bytes, length: int | None = None) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length) + body
-
+from benchmarks.common.jsonrpc import frame
 
 # ---------------------------------------------------------------------------- text model
 LINE_BREAK = re.compile("\n")

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from benchmarks.common.checkouts import cli_argv
-from tests.support.lsp_fuzz import FuzzClient
+from benchmarks.common.jsonrpc import LspConnection
 
 # Created once per test session (the server only reads it after `initialized`).
 _RUN = os.environ.get("MERCURY_TEST_RUN", str(os.getpid()))
@@ -23,6 +23,23 @@ TINY_MODEL_DIR = Path(tempfile.gettempdir()) / f"mercury-lsp-tests-{_RUN}" / "ti
 SERVER_SOURCE_ENV = "MERCURY_TEST_SERVER_SOURCE"
 
 
+def configuration_answers(config: dict):
+    """A client's answers to ``workspace/configuration`` (each item's section of ``config``, as
+    Helix and Zed answer it; other server requests: null): ``on_request`` of the wire client."""
+    def answer(method: str, params):
+        if method != "workspace/configuration":
+            return None
+        result = []
+        for item in params["items"]:
+            value = config
+            for part in (item.get("section") or "").split("."):
+                value = value.get(part) if part and isinstance(value, dict) else value
+            result.append(value)
+        return result
+
+    return answer
+
+
 def serve_command(*extra: str) -> list[str]:
     return [*cli_argv(os.environ.get(SERVER_SOURCE_ENV) or None), "serve", "--model", str(TINY_MODEL_DIR),
             "--dtype", "float32", "--threads", "1", *extra]
@@ -30,7 +47,7 @@ def serve_command(*extra: str) -> list[str]:
 
 class TcpDaemon:
     """``serve --tcp HOST:0`` in a subprocess: its port, its log lines (kept as they come) and
-    clients connected to it (``tests.support.lsp_fuzz.FuzzClient``)."""
+    clients connected to it (``benchmarks.common.jsonrpc.LspConnection``)."""
 
     def __init__(self, *extra: str, host: str = "127.0.0.1") -> None:
         self.proc = subprocess.Popen(serve_command("--tcp", f"{host}:0", *extra), stdin=subprocess.DEVNULL,
@@ -45,9 +62,9 @@ class TcpDaemon:
         # Keep reading: the daemon must never block on a full stderr pipe.
         threading.Thread(target=lambda: self.log.extend(self.proc.stderr), daemon=True).start()
 
-    def connect(self) -> FuzzClient:
+    def connect(self) -> LspConnection:
         assert self.port is not None, b"".join(self.log).decode(errors="replace")
-        return FuzzClient.over_tcp(self.proc, self.port)
+        return LspConnection.over_tcp(self.proc, self.port)
 
     def close(self) -> int:
         if self.proc.poll() is None:

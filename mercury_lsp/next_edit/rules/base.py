@@ -20,7 +20,7 @@ from mercury_lsp.config import NextEditOptions, NextEditRule
 from mercury_lsp.engine_client import CancelToken, EngineCancelled
 from mercury_lsp.next_edit.examples import Example, recent_edits
 from mercury_lsp.next_edit.query import Candidate, DocState, EditModel, NextEditQuery, Note, Prediction
-from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.schema import EditKind
 from mercury_lsp.syntax import Grammars
 
@@ -98,7 +98,7 @@ class RuleContext:
 
     def __post_init__(self) -> None:
         self.by_uri = {p.doc.uri: p for p in self.parsed}
-        self.edited = sorted((p for p in self.parsed if p.doc.history), key=lambda p: -p.doc.edited_at)
+        self.edited = newest_edited(self.parsed)
         self.examples = recent_edits(self.query, MAX_EXAMPLES)
 
     @property

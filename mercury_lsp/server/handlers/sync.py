@@ -23,6 +23,7 @@ from mercury_lsp.documents import PositionEncoding, utf16_len
 from mercury_lsp.edits import EditRejected
 from mercury_lsp.schema import DocumentState, DocumentStateParams
 from mercury_lsp.server.handlers.next_edit import params_as
+from mercury_lsp.server.jsonrpc import unencodable
 
 log = logging.getLogger(__name__)
 
@@ -80,25 +81,32 @@ def out_of_sync(ls, uri: str, reason: str) -> None:
 
 
 def unreadable_notification(ls, method: str | None, params: Any) -> None:
-    """A didOpen/didChange whose params the LSP types refused: read them again, plainly."""
+    """A didOpen/didChange whose params the LSP types refused: read them again, plainly. One
+    that holds a string UTF-8 cannot encode (outside the texts) is not read: a change is lost,
+    so its document is out of sync."""
+    clean = unencodable({"method": method, "params": params}) is None
     if method == lsp.TEXT_DOCUMENT_DID_OPEN:
-        try:
-            d = msgspec.convert(params, _DidOpen).text_document
-        except msgspec.ValidationError:
-            return
-        ls.docs.open(d.uri, d.language_id, d.version, d.text)
+        if (opened := _plain(params, _DidOpen) if clean else None) is not None:
+            d = opened.text_document
+            ls.docs.open(d.uri, d.language_id, d.version, d.text)
     elif method == lsp.TEXT_DOCUMENT_DID_CHANGE:
-        try:
-            p = msgspec.convert(params, _DidChange)
-        except msgspec.ValidationError:
+        if (p := _plain(params, _DidChange) if clean else None) is None:
             doc = params.get("textDocument") if isinstance(params, dict) else None
-            if isinstance(doc, dict) and isinstance(doc.get("uri"), str):
-                out_of_sync(ls, doc["uri"], "its params are malformed")
+            uri = doc.get("uri") if isinstance(doc, dict) else None
+            if isinstance(uri, str) and unencodable({"uri": uri}) is None:
+                out_of_sync(ls, uri, "its params are malformed")
             return
         changes = [(None if c.range is None else (c.range.start.line, c.range.start.character,
                                                    c.range.end.line, c.range.end.character), c.text)
                    for c in p.content_changes]
         apply_change(ls, p.text_document.uri, p.text_document.version, changes, ls.position_encoding)
+
+
+def _plain(params: Any, cls: type):
+    try:
+        return msgspec.convert(params, cls)
+    except ValueError:  # msgspec.ValidationError, and UnicodeEncodeError
+        return None
 
 
 def document_state(ls, uri: str) -> DocumentState | None:

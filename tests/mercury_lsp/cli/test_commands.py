@@ -14,7 +14,8 @@ from mercury_lsp import cli
 def test_every_subcommand_is_registered():
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    assert set(sub.choices) == {"infill", "train", "serve", "next-edit", "schema", "http", "refactor"}
+    assert set(sub.choices) == {"infill", "train", "serve", "next-edit", "schema", "http", "refactor", "doctor",
+                                "editors"}
 
 
 @pytest.mark.parametrize("argv, message", [

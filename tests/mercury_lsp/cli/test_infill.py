@@ -44,9 +44,12 @@ def _cli(tiny_dir, *args: str) -> int:
 
 def test_cli_infill_prints_text(tiny_dir, engine, source, capsys):
     assert _cli(tiny_dir, str(source), "--line", "2", "--col", "12", "--max-tokens", "4") == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
     expected = Engine.load(tiny_dir, device="cpu", dtype="float32").infill("def add(a, b):\n    return ", "a + b\n\nprint(add(1, 2))\n", 4).text
-    assert out == expected + ("" if expected.endswith("\n") else "\n")
+    assert captured.out == (expected + ("" if expected.endswith("\n") else "\n") if expected else "")
+    # Where the fill went, as FILE:LINE:COL on stderr (stdout stays the fill alone, for pipes).
+    assert captured.err.startswith(f"{source}:2:12: ")
+    assert (f"{len(expected)} characters" if expected else "nothing to fill") in captured.err
 
 
 def test_cli_infill_json(tiny_dir, source, capsys):

@@ -4,13 +4,11 @@ protocol exactly one response per request."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 import pytest_asyncio
 
+from benchmarks.common.jsonrpc import AsyncLspClient, RpcError
 from mercury_lsp.next_edit import DocState, NextEditQuery, predict
-from mercury_lsp.rpc_client import RawClient, RpcError
 from mercury_lsp.syntax import Grammars
 from tests.support.next_edit import ask as predicted
 from tests.support.next_edit import doc
@@ -69,22 +67,9 @@ def test_binary_and_huge_documents_give_no_suggestion():
 URI = "file:///work/b.py"
 
 
-class CountingClient(RawClient):
-    """Counts responses per request id (a second response to one id is a protocol error)."""
-
-    def __init__(self, proc) -> None:
-        super().__init__(proc)
-        self.responses: Counter = Counter()
-
-    def _dispatch(self, msg: dict) -> None:
-        if "method" not in msg:
-            self.responses[msg.get("id")] += 1
-        super()._dispatch(msg)
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(tiny_model):
-    c = await CountingClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     await c.initialize({}, capabilities={"general": {"positionEncodings": ["utf-16"]},
                                          "textDocument": {"synchronization": {}}})
     state = await c.wait_notification("mercury/status", lambda p: p["state"] in ("ready", "error"))
@@ -99,7 +84,7 @@ def ask(uri: str, line: int, character: int, version: int | None = None) -> dict
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_bad_input_over_the_protocol_one_response_each(server: CountingClient):
+async def test_bad_input_over_the_protocol_one_response_each(server: AsyncLspClient):
     server.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "python", "version": 1,
                                                             "text": SRC}})
     # overlapping content changes in one didChange, then a change to a document that is not open
@@ -141,4 +126,4 @@ async def test_bad_input_over_the_protocol_one_response_each(server: CountingCli
     # still serving, and every request above got exactly one response
     doc = (await server.request("mercury/nextEdit", ask(URI, 0, 0)))
     assert isinstance(doc["edits"], list)
-    assert all(server.responses[i] == 1 for i in ids)
+    assert all(server.responses_seen[i] == 1 for i in ids)  # never a second response to one id

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
+from benchmarks.common.jsonrpc import AsyncLspClient, RpcError
 from mercury_lsp.next_edit import apply_edits
-from mercury_lsp.rpc_client import RawClient, RpcError
 from tests.support.server import serve_command
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -44,15 +44,17 @@ def apply_lsp(text: str, edits: list[dict]) -> str:
                               for e in edits])
 
 
-class Client(RawClient):
-    """Answers ``workspace/applyEdit`` as an editor that applied it."""
+def applied(method: str, params) -> dict | None:
+    """``workspace/applyEdit`` answered as an editor that applied it (other requests: null)."""
+    return {"applied": True} if method == "workspace/applyEdit" else None
 
-    def _dispatch(self, msg: dict) -> None:
-        if msg.get("method") == "workspace/applyEdit" and "id" in msg:
-            self.server_requests.append(msg)
-            self.send({"jsonrpc": "2.0", "id": msg["id"], "result": {"applied": True}})
-            return
-        super()._dispatch(msg)
+
+class Client(AsyncLspClient):
+    """A client that applies the server's edits."""
+
+    @classmethod
+    async def start(cls, *cmd: str, **kw) -> Client:
+        return await super().start(*cmd, on_request=applied, **kw)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -77,7 +79,7 @@ def params(version=2, line=0, character=10):
     return {"textDocument": {"uri": URI, "version": version}, "position": {"line": line, "character": character}}
 
 
-async def test_next_edit_returns_the_other_occurrences(server: RawClient):
+async def test_next_edit_returns_the_other_occurrences(server: AsyncLspClient):
     result = await server.request("mercury/nextEdit", params())
     assert result["positionEncoding"] == "utf-16" and result["model"] and result["version"]
     assert set(result["timings"]) == {"candidates_ms", "model_ms", "total_ms"}
@@ -93,7 +95,7 @@ async def test_next_edit_returns_the_other_occurrences(server: RawClient):
         "'\U0001f600', w)", "'\U0001f600', width)")
 
 
-async def test_copilot_inline_edit_shape(server: RawClient):
+async def test_copilot_inline_edit_shape(server: AsyncLspClient):
     result = await server.request("textDocument/copilotInlineEdit", params())
     assert set(result) == {"edits"} and len(result["edits"]) == 2
     for e in result["edits"]:
@@ -102,7 +104,7 @@ async def test_copilot_inline_edit_shape(server: RawClient):
     server.notify("textDocument/didShowInlineEdit", {"item": result["edits"][0]})  # accepted silently
 
 
-async def test_code_action_carries_one_versioned_workspace_edit(server: RawClient):
+async def test_code_action_carries_one_versioned_workspace_edit(server: AsyncLspClient):
     actions = await server.request("textDocument/codeAction", {
         "textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 10},
                                                 "end": {"line": 0, "character": 10}},
@@ -115,7 +117,7 @@ async def test_code_action_carries_one_versioned_workspace_edit(server: RawClien
     assert "width" not in apply_lsp(RENAMED, change["edits"]).split("\n")[1]
 
 
-async def test_apply_command_sends_one_workspace_edit(server: RawClient):
+async def test_apply_command_sends_one_workspace_edit(server: AsyncLspClient):
     edits = (await server.request("mercury/nextEdit", params()))["edits"]
     before = len(server.server_requests)
     result = await server.request("workspace/executeCommand", {"command": "mercury.applyEdits",
@@ -139,7 +141,7 @@ async def test_apply_command_sends_one_workspace_edit(server: RawClient):
     (lambda es: [{**es[0], "uri": "file:///nope.py"}], INVALID_PARAMS, "not open"),
     (lambda es: [{"uri": URI}], INVALID_PARAMS, "invalid params"),
 ])
-async def test_apply_command_refuses_bad_edits_whole(server: RawClient, mutate, code, message):
+async def test_apply_command_refuses_bad_edits_whole(server: AsyncLspClient, mutate, code, message):
     edits = (await server.request("mercury/nextEdit", params()))["edits"]
     before = len(server.server_requests)
     with pytest.raises(RpcError) as err:
@@ -149,7 +151,7 @@ async def test_apply_command_refuses_bad_edits_whole(server: RawClient, mutate, 
     assert server.server_requests[before:] == []  # nothing applied, not even the good edit
 
 
-async def test_next_edit_refuses_stale_versions_and_bad_positions(server: RawClient):
+async def test_next_edit_refuses_stale_versions_and_bad_positions(server: AsyncLspClient):
     with pytest.raises(RpcError) as err:
         await server.request("mercury/nextEdit", params(version=1))
     assert err.value.code == CONTENT_MODIFIED and "stale" in err.value.message
@@ -165,7 +167,7 @@ async def test_next_edit_refuses_stale_versions_and_bad_positions(server: RawCli
     assert len((await server.request("mercury/nextEdit", params()))["edits"]) == 2  # still serving
 
 
-async def test_next_edit_follows_the_next_edit_settings(server: RawClient):
+async def test_next_edit_follows_the_next_edit_settings(server: AsyncLspClient):
     server.notify("workspace/didChangeConfiguration",
                   {"settings": {"mercury": {"nextEdit": {"maxCandidates": 1}}}})
     edits = (await server.request("mercury/nextEdit", params()))["edits"]  # not the cached answer
@@ -176,7 +178,7 @@ async def test_next_edit_follows_the_next_edit_settings(server: RawClient):
     assert len(edits) == 2 and all(e["source"] == "syntax" and e["confidence"] == 0.8 for e in edits)
 
 
-async def test_edits_of_other_documents_carry_their_current_version(server: RawClient):
+async def test_edits_of_other_documents_carry_their_current_version(server: AsyncLspClient):
     """A prediction for one document reads every open one: the code action never carries another
     document's edits at a version it has left (the cached answer included), so an editor that
     checks versions (eglot) can apply it."""

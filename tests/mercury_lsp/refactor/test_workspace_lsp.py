@@ -9,7 +9,7 @@ import os
 import pytest
 import pytest_asyncio
 
-from mercury_lsp.rpc_client import RawClient
+from benchmarks.common.jsonrpc import AsyncLspClient
 from tests.support.server import serve_command
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -27,7 +27,7 @@ async def server(tiny_model, tmp_path_factory):
         (root / name).write_text(text)
     (root / ".gitignore").write_text("ignored.py\n")
     (root / "ignored.py").write_text(USES)
-    c = await RawClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     await c.request("initialize", {
         "processId": os.getpid(), "rootUri": root.as_uri(),
         "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],

@@ -6,9 +6,9 @@ import json
 import os
 import subprocess
 
+from benchmarks.common.jsonrpc import LspConnection
 from mercury_lsp.config import parse_settings
 from mercury_lsp.server.access import admit, daemon_owned, is_loopback
-from tests.support.lsp_fuzz import FuzzClient
 from tests.support.server import TcpDaemon, serve_command
 
 TOKEN = "s3cret-token-0123456789"
@@ -48,7 +48,7 @@ def test_tcp_daemon_with_a_token(tiny_model, tmp_path):
     daemon = TcpDaemon("--token-file", str(token_file))
     try:
         intruder = daemon.connect()
-        reply = intruder.request("initialize", {"capabilities": {}, "initializationOptions": {"token": "guess"}})
+        reply = intruder.request_message("initialize", {"capabilities": {}, "initializationOptions": {"token": "guess"}})
         assert reply["error"]["code"] == -32600
         assert intruder.wait_for(["never"], 30) is False and intruder.closed  # the connection ends
 
@@ -56,7 +56,7 @@ def test_tcp_daemon_with_a_token(tiny_model, tmp_path):
         a.send({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration",
                 "params": {"settings": {"model": "/nonexistent/x"}}})
         assert a.wait_notification("window/showMessage", lambda p: "ignored: model" in p["message"])
-        assert b.request("mercury/stats")["result"]["state"] == "ready"  # the other client is unaffected
+        assert b.request_message("mercury/stats")["result"]["state"] == "ready"  # the other client is unaffected
         assert any(b"clients are connected" in line for line in daemon.log)
         for c in (a, b):
             c.close()
@@ -67,10 +67,10 @@ def test_tcp_daemon_with_a_token(tiny_model, tmp_path):
 # ---------------------------------------------------------------------------- issue 18, failure 2
 # A daemon on TCP without a token: these fail on the daemon before the hardening
 # (benchmarks/lsp/regressions runs them against it).
-def connect(daemon: TcpDaemon, options: dict) -> FuzzClient:
+def connect(daemon: TcpDaemon, options: dict) -> LspConnection:
     """A client that has initialized and waited for the model to be ready."""
     c = daemon.connect()
-    reply = c.request("initialize", {"processId": os.getpid(), "capabilities": {}, "initializationOptions": options})
+    reply = c.request_message("initialize", {"processId": os.getpid(), "capabilities": {}, "initializationOptions": options})
     assert "result" in reply, reply
     c.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
     assert c.wait_notification("mercury/status", lambda p: p["state"] == "ready", LOAD_TIMEOUT_S)
@@ -95,13 +95,13 @@ def test_one_client_cannot_break_the_model_or_probe_paths(tiny_model):
     try:
         a, b = connect(daemon, {}), connect(daemon, {})
         for path in ("/nonexistent/x", "/etc/passwd"):  # a missing path, and a file that exists
-            before = len(a.notifications)
+            before = len(a.notifications["window/showMessage"])
             a.send({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration",
                     "params": {"settings": {"model": path}}})
             assert a.wait_notification("window/showMessage", timeout=LOAD_TIMEOUT_S, since=before) is not None
-            assert b.request("mercury/stats")["result"]["state"] == "ready"  # the other client still works
+            assert b.request_message("mercury/stats")["result"]["state"] == "ready"  # the other client still works
         for c in (a, b):
-            seen = json.dumps([c.notifications, list(c.results.values())])
+            seen = json.dumps([c.notifications, list(c.history.values())])
             assert "passwd" not in seen and "/nonexistent" not in seen and "not a file" not in seen
             c.close()
     finally:
@@ -120,12 +120,25 @@ def test_errors_sent_over_tcp_carry_no_traceback(tiny_model):
                 "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {
                     "start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "s = '\ud800'\n"}]}})
             for line in range(3):
-                reply = c.request("textDocument/inlineCompletion", {
+                reply = c.request_message("textDocument/inlineCompletion", {
                     "textDocument": {"uri": uri}, "position": {"line": line, "character": 3},
                     "context": {"triggerKind": 1}}, timeout=LOAD_TIMEOUT_S)
                 text = json.dumps(reply)
                 assert "traceback" not in text.lower() and "data" not in reply.get("error", {}), text
                 assert "result" in reply, text  # the edit was applied cleanly: nothing to fail on
         c.close()
+    finally:
+        daemon.close()
+
+
+def test_a_lone_surrogate_token_is_refused_with_an_answer(tiny_model, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    daemon = TcpDaemon("--token-file", str(token_file))
+    try:
+        intruder = daemon.connect()
+        reply = intruder.request("initialize", {"capabilities": {}, "initializationOptions": {"token": "\ud800"}})
+        assert reply["error"]["code"] == -32600  # it got no answer at all (TimeoutError)
+        assert daemon.proc.poll() is None
     finally:
         daemon.close()

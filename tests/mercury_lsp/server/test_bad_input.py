@@ -9,7 +9,7 @@ import sys
 import pytest
 import pytest_asyncio
 
-from mercury_lsp.rpc_client import RawClient, RpcError
+from benchmarks.common.jsonrpc import AsyncLspClient, RpcError
 from tests.support.server import PROBE_TEXT, probe_positions, serve_command
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -22,14 +22,14 @@ def inline_params(uri: str, line: int, character: int) -> dict:
             "context": {"triggerKind": 1}}
 
 
-def open_doc(c: RawClient, uri: str, text: str, language: str = "python") -> None:
+def open_doc(c: AsyncLspClient, uri: str, text: str, language: str = "python") -> None:
     c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": 1,
                                                        "text": text}})
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(tiny_model):
-    c = await RawClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     # A request before `initialize` is refused, and the server keeps going.
     with pytest.raises(RpcError) as err:
         await c.request("textDocument/inlineCompletion", inline_params("file:///x.py", 0, 0))
@@ -50,18 +50,18 @@ async def server(tiny_model):
     await c.shutdown()
 
 
-async def still_serving(c: RawClient) -> None:
+async def still_serving(c: AsyncLspClient) -> None:
     line, col, expected = c.good
     assert await c.request("textDocument/inlineCompletion", inline_params("file:///good.py", line, col)) == expected
 
 
-async def test_utf8_negotiated_and_unknown_uri(server: RawClient):
+async def test_utf8_negotiated_and_unknown_uri(server: AsyncLspClient):
     result = await server.request("textDocument/inlineCompletion", inline_params("file:///nope.py", 0, 0))
     assert result == {"items": []}
     await still_serving(server)
 
 
-async def test_position_past_end_and_inside_a_character(server: RawClient):
+async def test_position_past_end_and_inside_a_character(server: AsyncLspClient):
     open_doc(server, "file:///pos.py", "x = '😀'\n")
     for line, col in [(50, 0), (0, 6)]:  # line past the end; column 6 is inside the 4-byte emoji (UTF-8)
         with pytest.raises(RpcError) as err:
@@ -73,7 +73,7 @@ async def test_position_past_end_and_inside_a_character(server: RawClient):
 
 
 async def test_surrogate_pair_split_in_utf16(tiny_model):
-    c = await RawClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     try:
         await c.initialize({})  # offers utf-16 only
         open_doc(c, "file:///s.py", "x = '😀'\n")
@@ -85,7 +85,7 @@ async def test_surrogate_pair_split_in_utf16(tiny_model):
         assert await c.shutdown() == 0
 
 
-async def test_huge_and_binary_documents(server: RawClient):
+async def test_huge_and_binary_documents(server: AsyncLspClient):
     big = PROBE_TEXT * (5 * 1024 * 1024 // len(PROBE_TEXT) + 1)
     assert len(big) > 5 * 1024 * 1024
     open_doc(server, "file:///big.py", big)
@@ -102,7 +102,7 @@ async def test_huge_and_binary_documents(server: RawClient):
     await still_serving(server)
 
 
-async def test_malformed_params_and_malformed_json(server: RawClient):
+async def test_malformed_params_and_malformed_json(server: AsyncLspClient):
     for params in ({"textDocument": {"uri": "file:///good.py"}}, "garbage",
                    {"textDocument": {"uri": 5}, "position": {"line": -1, "character": 0}, "context": {}}):
         with pytest.raises(RpcError) as err:
@@ -119,7 +119,7 @@ async def test_malformed_params_and_malformed_json(server: RawClient):
 
 
 async def test_shutdown_then_exit(tiny_model):
-    c = await RawClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     await c.initialize({})
     assert await c.request("shutdown") is None
     with pytest.raises(RpcError) as err:

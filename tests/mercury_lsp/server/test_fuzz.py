@@ -24,9 +24,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.common.jsonrpc import LspConnection
 from tests.support.lsp_fuzz import (
     DocModel,
-    FuzzClient,
     FuzzTotals,
     chaos_message,
     document_ops,
@@ -58,14 +58,14 @@ class Session:
         if transport == "stdio":
             self.proc = subprocess.Popen(serve_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=_log_file())
-            self.client = FuzzClient.over_pipes(self.proc)
+            self.client = LspConnection.over_pipes(self.proc)
         else:
             daemon = TcpDaemon()
             self.proc, self.client = daemon.proc, daemon.connect()
         self.totals = FuzzTotals(transports=[transport])
         self.models = {uri: DocModel(uri) for uri in MODEL_URIS}
         self.since_health = 0
-        init = self.client.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
+        init = self.client.request_message("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
             "general": {"positionEncodings": ["utf-16"]}, "textDocument": {"inlineCompletion": {}},
             "window": {"workDoneProgress": True}}, "initializationOptions": {"maxTokens": 8}})
         assert "result" in init
@@ -74,7 +74,7 @@ class Session:
     def close(self) -> int | None:
         try:
             if self.proc.poll() is None:
-                self.client.request("shutdown", timeout=30)
+                self.client.request_message("shutdown", timeout=30)
                 self.client.send({"jsonrpc": "2.0", "method": "exit"})
                 if self.transport == "tcp":
                     self.client.close()
@@ -117,16 +117,16 @@ class Session:
         t.requests_expected += len(expected)
         self._health()
         if not c.wait_for(expected, ANSWER_TIMEOUT_S):
-            missing = [sent[i] for i in expected if i not in c.responses]
+            missing = [sent[i] for i in expected if i not in c.responses_seen]
             t.unanswered += len(missing)
             raise AssertionError(f"unanswered: {missing}; frames of the case: {frames}")
-        t.duplicate_responses = sum(1 for n in c.responses.values() if n > 1)
+        t.duplicate_responses = sum(1 for n in c.responses_seen.values() if n > 1)
         if t.duplicate_responses:
-            twice = {i: c.history[i] for i, n in c.responses.items() if n > 1}
+            twice = {i: c.history[i] for i, n in c.responses_seen.items() if n > 1}
             raise AssertionError(f"answered twice: {twice}")
         for uri in sorted(touched):
             t.document_checks += 1
-            got = c.request("mercury/documentState", {"textDocument": {"uri": uri}})["result"]
+            got = c.request_message("mercury/documentState", {"textDocument": {"uri": uri}})["result"]
             want = self.models[uri].state()
             if (None if got is None else {k: got[k] for k in ("version", "inSync", "sha256")}) != want:
                 t.document_mismatches += 1
@@ -147,7 +147,7 @@ class Session:
             self.totals.crashes += 1
             raise AssertionError("the server exited")
         try:
-            assert "result" in self.client.request("mercury/stats", timeout=ANSWER_TIMEOUT_S)
+            assert "result" in self.client.request_message("mercury/stats", timeout=ANSWER_TIMEOUT_S)
         except TimeoutError:
             self.totals.hangs += 1
             raise

@@ -11,7 +11,7 @@ import json
 import pytest
 import pytest_asyncio
 
-from mercury_lsp.rpc_client import RawClient, RpcError
+from benchmarks.common.jsonrpc import AsyncLspClient, RpcError
 from tests.support.server import serve_command
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -22,13 +22,13 @@ HEALTH_CHECKS = 20  # valid requests after each bad input (the campaign's measur
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(tiny_model):
-    c = await RawClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     await c.initialize({})
     yield c
     assert await c.shutdown() == 0  # still alive, and a clean shutdown
 
 
-async def healthy(c: RawClient) -> None:
+async def healthy(c: AsyncLspClient) -> None:
     futures = [c.request_future("mercury/stats")[1] for _ in range(HEALTH_CHECKS)]
     answers = await asyncio.wait_for(asyncio.gather(*futures), 60)
     assert all("result" in a for a in answers)
@@ -50,12 +50,12 @@ def utf8_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-async def state(c: RawClient, uri: str) -> dict | None:
+async def state(c: AsyncLspClient, uri: str) -> dict | None:
     return await c.request("mercury/documentState", {"textDocument": {"uri": uri}})
 
 
 # ---------------------------------------------------------------------------- killers
-async def test_json_nested_5000_deep_does_not_kill_the_server(server: RawClient):
+async def test_json_nested_5000_deep_does_not_kill_the_server(server: AsyncLspClient):
     fut = server.expect(1001)
     server.send_bytes(frame(b'{"jsonrpc": "2.0", "id": 1001, "method": "x", "params": '
                             + b"[" * 5000 + b"]" * 5000 + b"}"))
@@ -64,14 +64,14 @@ async def test_json_nested_5000_deep_does_not_kill_the_server(server: RawClient)
     await healthy(server)
 
 
-async def test_header_line_over_64_kib_does_not_kill_the_server(server: RawClient):
+async def test_header_line_over_64_kib_does_not_kill_the_server(server: AsyncLspClient):
     server.send_bytes(b"X-Padding: " + b"a" * 70_000 + b"\r\n")
     await healthy(server)
     await server.wait_notification("$/error", lambda e: "header longer" in e["message"])
 
 
 @pytest.mark.parametrize("length", ["abc", "-5", "4.0e1", None, "+100", "-100"])
-async def test_bad_content_length_is_answered_and_the_server_resynchronises(server: RawClient, length):
+async def test_bad_content_length_is_answered_and_the_server_resynchronises(server: AsyncLspClient, length):
     msg_id = 2000 + hash(str(length)) % 1000
     data = request_bytes(msg_id, params={"pad": "x" * 200})
     if length is None:
@@ -86,7 +86,7 @@ async def test_bad_content_length_is_answered_and_the_server_resynchronises(serv
     assert (await answer(fut))["error"]["code"] == INVALID_REQUEST  # ... and so is the bad one, once
 
 
-async def test_lone_surrogate_in_did_change_keeps_the_document_in_sync(server: RawClient):
+async def test_lone_surrogate_in_did_change_keeps_the_document_in_sync(server: AsyncLspClient):
     for language in ("python", "plaintext"):  # with and without a grammar
         uri = f"file:///surrogate.{language}"
         text = "def f(a):\n    return a\n"
@@ -117,7 +117,7 @@ async def test_lone_surrogate_in_did_change_keeps_the_document_in_sync(server: R
 
 
 # ---------------------------------------------------------------------------- smaller ones
-async def test_batch_gets_one_invalid_request(server: RawClient):
+async def test_batch_gets_one_invalid_request(server: AsyncLspClient):
     before = len(server.notifications["$/error"])
     server.send_raw(b"[" + request_bytes(3001) + b"," + request_bytes(3002) + b"]")
     await healthy(server)
@@ -130,13 +130,13 @@ async def test_batch_gets_one_invalid_request(server: RawClient):
     {"jsonrpc": "2.0", "id": 3102, "method": 17},
     {"jsonrpc": "2.0", "id": 3103, "method": ["a"]},
 ])
-async def test_invalid_requests_are_answered(server: RawClient, message):
+async def test_invalid_requests_are_answered(server: AsyncLspClient, message):
     fut = server.expect(message["id"])
     server.send(message)
     assert (await answer(fut))["error"]["code"] == INVALID_REQUEST
 
 
-async def test_invalid_edits_desync_once_and_a_whole_text_resyncs(server: RawClient):
+async def test_invalid_edits_desync_once_and_a_whole_text_resyncs(server: AsyncLspClient):
     uri = "file:///edits.py"
     server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 5,
                                                             "text": "a = 1\n"}})
@@ -164,7 +164,7 @@ async def test_invalid_edits_desync_once_and_a_whole_text_resyncs(server: RawCli
     assert got["inSync"] and got["version"] == 8 and got["sha256"] == utf8_sha("c = 3\n")
 
 
-async def test_did_open_with_a_version_past_int32(server: RawClient):
+async def test_did_open_with_a_version_past_int32(server: AsyncLspClient):
     uri = "file:///big-version.py"
     server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python",
                                                             "version": 2**31, "text": "x = 1\n"}})
@@ -172,13 +172,13 @@ async def test_did_open_with_a_version_past_int32(server: RawClient):
     assert got is not None and got["version"] == 2**31 and got["inSync"]
 
 
-async def test_errors_never_carry_tracebacks(server: RawClient):
+async def test_errors_never_carry_tracebacks(server: AsyncLspClient):
     with pytest.raises(RpcError) as err:
         await server.request("mercury/documentState", {"textDocument": {"uri": 5}})
     assert "Traceback" not in str(err.value) and "File \"" not in str(err.value)
 
 
-async def test_json_null_and_scalars_do_not_end_the_stream(server: RawClient):
+async def test_json_null_and_scalars_do_not_end_the_stream(server: AsyncLspClient):
     for body in (b"null", b"5", b'"x"'):  # found by the fuzz suite: null once read as "end of input"
         server.send_raw(body)
     await healthy(server)

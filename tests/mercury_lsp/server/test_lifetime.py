@@ -13,10 +13,10 @@ import weakref
 
 import pytest
 
+from benchmarks.common.jsonrpc import AsyncLspClient
 from mercury_lsp.backend.local import local_client
 from mercury_lsp.config import parse_settings
 from mercury_lsp.engine_client import CancelToken
-from mercury_lsp.rpc_client import RawClient
 from mercury_lsp.server import transport
 from tests.support.server import PROBE_TEXT, TINY_MODEL_DIR, serve_command
 
@@ -27,8 +27,8 @@ SETTLE_TIMEOUT_S = 180  # a first in-process import of the engine and a model lo
 NO_SHUTDOWN_EXIT = 1  # LSP: ``exit`` (or the end of input) without ``shutdown`` first
 
 
-async def started(*, process_id: int | None = None) -> RawClient:
-    c = await RawClient.start(*serve_command(), stderr=asyncio.subprocess.DEVNULL)
+async def started(*, process_id: int | None = None) -> AsyncLspClient:
+    c = await AsyncLspClient.start(*serve_command(), stderr=asyncio.subprocess.DEVNULL)
     await c.request("initialize", {"processId": process_id, "rootUri": None, "capabilities": {},
                                    "initializationOptions": {}})
     c.notify("initialized", {})
@@ -38,7 +38,7 @@ async def started(*, process_id: int | None = None) -> RawClient:
     return c
 
 
-def busy(c: RawClient, n: int = 8) -> None:
+def busy(c: AsyncLspClient, n: int = 8) -> None:
     """Requests left in flight."""
     for line in range(n):
         c.request_future("textDocument/inlineCompletion", {

@@ -5,11 +5,12 @@ store itself (tests/mercury_lsp/test_documents.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
 
-from mercury_lsp.rpc_client import RawClient
+from benchmarks.common.jsonrpc import AsyncLspClient
 from tests.support.server import PROBE_TEXT, serve_command
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/status")
@@ -27,7 +28,7 @@ def rss_mb(pid: int) -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
-async def cycle(c: RawClient, k: int) -> None:
+async def cycle(c: AsyncLspClient, k: int) -> None:
     uri = f"file:///big-{k}.py"
     text = (PROBE_TEXT * (DOC_CHARS // len(PROBE_TEXT) + 1))[: DOC_CHARS - k - 1] + "#" * (k + 1)
     c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
@@ -43,7 +44,7 @@ async def cycle(c: RawClient, k: int) -> None:
 
 @pytest.mark.asyncio
 async def test_closed_documents_give_their_memory_back(tiny_model):
-    c = await RawClient.start(*serve_command())
+    c = await AsyncLspClient.start(*serve_command())
     try:
         # No prefetch: its completions after each didChange fill the engine's context cache
         # (bounded, ~2.5 MB a context); this test measures what the documents keep.
@@ -57,3 +58,50 @@ async def test_closed_documents_give_their_memory_back(tiny_model):
         assert grown < TOLERANCE_MB, f"RSS grew by {grown:.1f} MB over {CYCLES} closed 5 MB documents"
     finally:
         assert await c.shutdown() == 0
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.out: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.out.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.asyncio
+async def test_notifications_leave_nothing_behind():
+    """pygls keeps the future of every notification handled by a generator or a coroutine (the
+    document notifications, configuration) in its table of requests in flight: one per
+    keystroke, never removed (issue 27, finding 11: a part of the soak's growth)."""
+    from mercury_lsp.backend.local import local_client
+    from mercury_lsp.config import parse_settings
+    from mercury_lsp.server.app import build_server
+    from mercury_lsp.syntax import Grammars
+
+    base, _ = parse_settings({"prefetch": False})
+    engine = local_client()
+    server = build_server(base, engine, Grammars())
+    server.protocol.set_writer(_Sink())
+    try:
+        p = server.protocol
+        assert p.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        uri = "file:///typing.py"
+        p.receive({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": ""}}})
+        for v in range(2, 502):
+            p.receive({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": v}, "contentChanges": [{"range": {
+                    "start": {"line": 0, "character": v - 2}, "end": {"line": 0, "character": v - 2}}, "text": "x"}]}})
+            p.receive({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration",
+                       "params": {"settings": {"mercury": {"prefetch": False}}}})
+        p.receive({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
+        for _ in range(10):
+            await asyncio.sleep(0)  # the coroutine handlers finish
+        assert len(server.docs) == 0
+        assert len(p._request_futures) == 0, f"{len(p._request_futures)} futures kept"
+    finally:
+        server.drop()
+        engine.close()
