@@ -312,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--renames", type=int, default=6)
     ap.add_argument("--params", type=int, default=3)
     ap.add_argument("--signatures", type=int, default=2, help="functions whose parameter is removed / reordered")
-    ap.add_argument("--exports", type=int, default=1, help="export-machinery cases per export form (0: none)")
+    ap.add_argument("--exports", type=int, default=2,
+                    help="export-machinery cases per export form and repository (0: none; needs the mirrors)")
     ap.add_argument("--mirrors", type=Path, default=exports.DEFAULT_MIRRORS, help="where the fetch tool's mirrors are")
     ap.add_argument("--fill-stubs", type=int, default=24)
     ap.add_argument("--model", default=None)

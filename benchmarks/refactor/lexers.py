@@ -165,8 +165,11 @@ def _brace_language(text: str, language: str) -> list[tuple[int, int]]:
                         klass = False
                     j += 1
                 if j < n and text[j] == "/":
-                    out.append((i, j + 1))
-                    i, last = j + 1, '"'
+                    j += 1
+                    while j < n and text[j].isalpha():  # its flags
+                        j += 1
+                    out.append((i, j))
+                    i, last = j, '"'
                     continue
         if c.isalnum() or c in "_$":
             j = i

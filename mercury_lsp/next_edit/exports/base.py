@@ -3,6 +3,7 @@ the definition is bound to in each document (``Reach``), and the helpers the fam
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -55,3 +56,12 @@ def doc_path(doc: ParsedDoc) -> PurePosixPath | None:
 
 def node_text(doc: ParsedDoc, node) -> str:
     return doc.b.node_text(node)
+
+
+def spelled(doc: ParsedDoc, name: str) -> list:
+    """The smallest node at each place ``name`` stands as a whole word in ``doc`` (an identifier,
+    a string's content, a keyword): found from the text, so that a document is not walked node by
+    node for a name it mentions a few times."""
+    word = re.compile(rb"(?<![\w$])" + re.escape(name.encode("utf-8")) + rb"(?![\w$])")
+    root = doc.tree.root_node
+    return [n for m in word.finditer(doc.b.data) if (n := root.descendant_for_byte_range(m.start(), m.end())) is not None]

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from mercury_lsp.next_edit.exports.base import Reach, doc_path, node_text
+from mercury_lsp.next_edit.exports.base import Reach, doc_path, node_text, spelled
 from mercury_lsp.next_edit.exports.occurrences import bare_occurrences
 from mercury_lsp.next_edit.symbols import captures
-from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is, walk
+from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is
 from mercury_lsp.syntax import Grammars
 
 GRAMMARS = ("javascript", "typescript", "tsx")
@@ -43,6 +43,7 @@ SOURCE_FOR = {".js": (".ts", ".tsx", ".d.ts"), ".mjs": (".mts",), ".cjs": (".cts
 INDEX = "index"
 PACKAGE_SOURCE_DIRS = ("", "src", "lib")  # where a package's own name may point
 REQUIRE = "require"
+STAR_EXPORT = "export *"
 # Definitions whose name a renamed binding may be, and where: at the top of the module, or in an
 # ``export`` statement there.
 DEFINITIONS = ("function_declaration", "generator_function_declaration", "class_declaration",
@@ -206,7 +207,7 @@ def read_module(doc: ParsedDoc, files: Files, grammars: Grammars) -> ModuleView:
         value = assign.child_by_field_name("right") if assign is not None else None
         local = node_text(doc, value) if value is not None and value.type == "identifier" else ""
         view.exported.append((local, node_text(doc, prop), prop))
-    for call in (n for n in walk(doc.tree.root_node) if n.type == "call_expression"):
+    for call in (n.parent for n in spelled(doc, REQUIRE) if n.parent is not None and n.parent.type == "call_expression"):
         spec = _require(doc, call)
         src = files.resolve(doc, spec) if spec is not None else None
         parent = call.parent
@@ -251,6 +252,8 @@ def _unaliased(doc: ParsedDoc, spec: Spec, old: str) -> bool:
 def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, grammars: Grammars) -> Reach:
     out = Reach()
     files = Files(docs)
+    # the documents that spell the name, or may pass it on unspelled (``export * from``)
+    docs = [p for p in docs if old in p.doc.text or STAR_EXPORT in p.doc.text]
     views = {p.doc.uri: read_module(p, files, grammars) for p in docs}
     uri = home.doc.uri
     home_view = views[uri]
@@ -290,9 +293,9 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
             if src.doc.uri in exporting and node_text(p, prop) == old:
                 out.site(p, prop, "a member of the module it requires")
         if p is home or p.doc.uri in exporting:
-            for local, public, spelled in v.exported:
-                if local == old and public == old and spelled.type not in (*NAMES, SHORTHAND):
-                    out.site(p, spelled, "exported under its name")
+            for local, public, spelling in v.exported:
+                if local == old and public == old and spelling.type not in (*NAMES, SHORTHAND):
+                    out.site(p, spelling, "exported under its name")
         if binds:
             out.binds(p, new)
             destructured = {(b.start_byte, b.end_byte) for _, b in v.binds}
@@ -310,17 +313,16 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
         for name, src in v.namespaces.items():
             if src.doc.uri not in exporting:
                 continue
-            for n in walk(p.tree.root_node):
-                if n.type == "member_expression":
-                    obj, prop = n.child_by_field_name("object"), n.child_by_field_name("property")
-                    if obj is not None and prop is not None and node_text(p, obj) == name and node_text(p, prop) == old:
-                        out.site(p, prop, f"'{name}.{old}' of the module it imports")
-                elif n.type == "subscript_expression":
-                    obj, index = n.child_by_field_name("object"), n.child_by_field_name("index")
-                    frag = next((c for c in index.named_children if c.type == "string_fragment"), None) \
-                        if index is not None and index.type == "string" else None
-                    if obj is not None and frag is not None and node_text(p, obj) == name \
-                            and node_text(p, frag) == old:
-                        out.note(p, frag, f"'{name}[\"{old}\"]' names '{old}' (renamed to '{new}') in a string: "
-                                          "not renamed")
+            for at in spelled(p, old):
+                n = at.parent
+                if at.type == "property_identifier" and n is not None and n.type == "member_expression":
+                    obj = n.child_by_field_name("object")
+                    if obj is not None and node_text(p, obj) == name:
+                        out.site(p, at, f"'{name}.{old}' of the module it imports")
+                elif at.type == "string_fragment" and n is not None and n.parent is not None \
+                        and n.parent.type == "subscript_expression" and node_text(p, at) == old:
+                    obj = n.parent.child_by_field_name("object")
+                    if obj is not None and node_text(p, obj) == name:
+                        out.note(p, at, f"'{name}[\"{old}\"]' names '{old}' (renamed to '{new}') in a string: "
+                                        "not renamed")
     return out

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from mercury_lsp.next_edit.exports.base import Reach, doc_path, node_text
+from mercury_lsp.next_edit.exports.base import Reach, doc_path, node_text, spelled
 from mercury_lsp.next_edit.exports.occurrences import bare_occurrences
 from mercury_lsp.next_edit.symbols import captures
-from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, walk
+from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is
 from mercury_lsp.syntax import Grammars
 
 # Package-level definitions (their ``name`` fields) and what they must not stand in.
@@ -108,7 +108,7 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
     exported = old[:1].isupper()
     for p in docs:
         path = doc_path(p)
-        if path is None:
+        if path is None or old not in p.doc.text:
             continue
         local: str | None = None
         if path.parent == folder and package_name(p) == package:
@@ -125,15 +125,15 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
                 out.site(p, n, why)
             out.binds(p, new)
         else:
-            for n in walk(p.tree.root_node):
-                if n.type == "selector_expression":
-                    operand, name = n.child_by_field_name("operand"), n.child_by_field_name("field")
-                elif n.type == "qualified_type":
-                    operand, name = n.child_by_field_name("package"), n.child_by_field_name("name")
+            for name in spelled(p, old):
+                n = name.parent
+                if n is not None and n.type == "selector_expression" and field_is(n, "field", name):
+                    operand = n.child_by_field_name("operand")
+                elif n is not None and n.type == "qualified_type" and field_is(n, "name", name):
+                    operand = n.child_by_field_name("package")
                 else:
                     continue
-                if operand is not None and name is not None and node_text(p, operand) == local \
-                        and node_text(p, name) == old:
+                if operand is not None and node_text(p, operand) == local:
                     out.site(p, name, f"qualified by its package, '{local}.{old}'")
         for s in captures(grammars, p)["note.string"]:
             content = next(iter(s.named_children), s)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from mercury_lsp.next_edit.exports.base import spelled
 from mercury_lsp.next_edit.scopes import FUNCTION_SCOPES, OTHER_NAMESPACES
-from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, walk
+from mercury_lsp.next_edit.tree import ParsedDoc, enclosing
 
 # (parent type, field) of an identifier that declares a local (None: any child); Rust, Go,
 # JavaScript/TypeScript.
@@ -39,11 +40,11 @@ def _declares(n) -> bool:
     return (parent.type, field) in BINDINGS or (parent.type, None) in BINDINGS
 
 
-def local_scopes(doc: ParsedDoc, name: str) -> list[tuple[int, int]]:
-    """Byte spans of the functions that declare ``name`` themselves."""
+def local_scopes(doc: ParsedDoc, nodes: list) -> list[tuple[int, int]]:
+    """Byte spans of the functions that declare the name of ``nodes`` (its places) themselves."""
     out = []
-    for n in walk(doc.tree.root_node):
-        if n.type == "identifier" and doc.b.node_text(n) == name and _declares(n):
+    for n in nodes:
+        if n.type == "identifier" and _declares(n):
             scope = enclosing(n, FUNCTION_SCOPES)
             if scope is not None:
                 out.append((scope.start_byte, scope.end_byte))
@@ -53,7 +54,7 @@ def local_scopes(doc: ParsedDoc, name: str) -> list[tuple[int, int]]:
 def bare_occurrences(doc: ParsedDoc, name: str, kinds: Iterable[str],
                      skip: Callable[[object], bool] = lambda n: False) -> list:
     kinds = tuple(kinds)
-    local = local_scopes(doc, name)
-    return [n for n in walk(doc.tree.root_node)
-            if n.type in kinds and doc.b.node_text(n) == name and not skip(n)
-            and enclosing(n, OTHER_NAMESPACES) is None and not any(lo <= n.start_byte < hi for lo, hi in local)]
+    nodes = [n for n in spelled(doc, name) if n.type in kinds]
+    local = local_scopes(doc, nodes)
+    return [n for n in nodes if not skip(n) and enclosing(n, OTHER_NAMESPACES) is None
+            and not any(lo <= n.start_byte < hi for lo, hi in local)]

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mercury_lsp.next_edit.exports.base import Reach, doc_path, node_text
+from mercury_lsp.next_edit.exports.base import Reach, doc_path, node_text, spelled
 from mercury_lsp.next_edit.steps.locate import variable_occurrences
 from mercury_lsp.next_edit.symbols import captures
 from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is, walk
@@ -40,6 +40,7 @@ NOT_MODULE_LEVEL = ("function_definition", "class_definition", "lambda")
 # Nodes an ``__all__`` entry may stand in, below the list the query captured.
 LIST_NODES = ("list", "tuple", "set", "argument_list", "expression_list", "parenthesized_expression",
               "binary_operator")
+STAR_IMPORT = "import *"
 IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
 DOTTED_PATH = re.compile(r"([A-Za-z_][\w.]*)[.:]([A-Za-z_]\w*)")  # "pkg.m.old", "pkg.m:old"
 
@@ -142,9 +143,10 @@ def _dotted(doc: ParsedDoc, node) -> Parts:
     return tuple(node_text(doc, c) for c in node.named_children if c.type == "identifier")
 
 
-def read_imports(doc: ParsedDoc, mods: Modules, grammars: Grammars) -> Imports:
+def read_imports(doc: ParsedDoc, mods: Modules, caps: dict) -> Imports:
+    """The document's imports (``caps``: its captures, ``symbols``)."""
     out = Imports()
-    for stmt in captures(grammars, doc)["import"]:
+    for stmt in caps["import"]:
         if stmt.type == "import_statement":
             for item in stmt.children_by_field_name("name"):
                 if item.type == "aliased_import":
@@ -180,7 +182,7 @@ def read_imports(doc: ParsedDoc, mods: Modules, grammars: Grammars) -> Imports:
                 if target is not None and mods.is_module((*target, node_text(doc, ident))):
                     out.modules[node_text(doc, alias if alias is not None else ident)] = (*target, node_text(doc, ident))
             out.froms.append(imp)
-    for assign in captures(grammars, doc)["import.dynamic"]:  # ``m = importlib.import_module("a.b")``
+    for assign in caps["import.dynamic"]:  # ``m = importlib.import_module("a.b")``
         name, call = assign.child_by_field_name("left"), assign.child_by_field_name("right")
         args = call.child_by_field_name("arguments") if call is not None else None
         content = _content(args.named_children[0]) if args is not None and args.named_children else None
@@ -201,10 +203,10 @@ def _content(string) -> Any:
     return parts[0] if len(parts) == 1 and parts[0].type == "string_content" else None
 
 
-def all_entries(doc: ParsedDoc, grammars: Grammars) -> list:
+def all_entries(caps: dict) -> list:
     """The string-content nodes of the module's ``__all__`` (module level only)."""
     out = []
-    for lst in captures(grammars, doc)["export.list"]:
+    for lst in caps["export.list"]:
         if not _module_level(lst):
             continue
         for n in walk(lst, prune=lambda x: x.type not in LIST_NODES and x.type != "string"):
@@ -215,8 +217,8 @@ def all_entries(doc: ParsedDoc, grammars: Grammars) -> list:
     return out
 
 
-def _has_all(doc: ParsedDoc, grammars: Grammars) -> bool:
-    return any(_module_level(n) for n in captures(grammars, doc)["export.list"])
+def _has_all(caps: dict) -> bool:
+    return any(_module_level(n) for n in caps["export.list"])
 
 
 def _attribute_chain(doc: ParsedDoc, node) -> list[str] | None:
@@ -239,7 +241,17 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
     home_parts = module_parts(home)
     if home_parts is None:
         return out
-    imports = {p.doc.uri: read_imports(p, mods, grammars) for p, _ in mods.docs}
+    # the documents that can matter: those that spell the name, and those with a star import (a
+    # re-export that does not); the others are read for their paths alone
+    relevant = [(p, parts) for p, parts in mods.docs if old in p.doc.text or STAR_IMPORT in p.doc.text]
+    read: dict[str, dict] = {}
+
+    def caps(p: ParsedDoc) -> dict:  # each document's captures, once (the cache keeps a few)
+        if p.doc.uri not in read:
+            read[p.doc.uri] = captures(grammars, p)
+        return read[p.doc.uri]
+
+    imports = {p.doc.uri: read_imports(p, mods, caps(p)) for p, _ in relevant}
     exposing: set[Parts] = {home_parts}
 
     def exposes(parts: Parts | None) -> bool:
@@ -252,14 +264,14 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
 
     def public(parts: Parts) -> bool:
         doc = mods.by_parts.get(parts)
-        if doc is None or not _has_all(doc, grammars):
+        if doc is None or not _has_all(caps(doc)):
             return not old.startswith("_")
-        return any(node_text(doc, s) in (old, new) for s in all_entries(doc, grammars))
+        return any(node_text(doc, s) in (old, new) for s in all_entries(caps(doc)))
 
     grew = True
     while grew:  # the modules that re-export it, to a fixed point
         grew = False
-        for p, parts in mods.docs:
+        for p, parts in relevant:
             if parts in exposing:
                 continue
             if any(exposes(imp.target) and ((imp.star and public(imp.target)) or any(
@@ -267,7 +279,7 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
                    for imp in imports[p.doc.uri].froms):
                 exposing.add(parts)
                 grew = True
-    for p, parts in mods.docs:
+    for p, parts in relevant:
         own = parts in exposing
         where = "its module" if p is home else f"'{'.'.join(parts[-2:])}'"
         for imp in imports[p.doc.uri].froms:
@@ -288,28 +300,27 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
                 if enclosing(n, IMPORTS) is None:
                     out.site(p, n, f"re-exported by {where}")
         if own:
-            for s in all_entries(p, grammars):
+            for s in all_entries(caps(p)):
                 if node_text(p, s) == old:
                     out.site(p, s, f"listed in the __all__ of {where}")
         aliases = imports[p.doc.uri].modules
         reached = own or any(exposes(t) for t in aliases.values()) or any(
             exposes(imp.target) for imp in imports[p.doc.uri].froms)
-        for n in walk(p.tree.root_node):
-            if n.type != "attribute":
-                continue
-            attr = n.child_by_field_name("attribute")
-            if attr is None or node_text(p, attr) != old:
+        places = spelled(p, old)
+        for attr in places:
+            n = attr.parent
+            if attr.type != "identifier" or n is None or n.type != "attribute" or not field_is(n, "attribute", attr):
                 continue
             chain = _attribute_chain(p, n.child_by_field_name("object"))
             if chain and chain[0] in aliases and exposes((*aliases[chain[0]], *chain[1:])):
                 out.site(p, attr, f"'{'.'.join(chain)}.{old}'")
         if reached:
-            for s in captures(grammars, p)["note.string"]:
+            for s in caps(p)["note.string"]:
                 content = _content(s)
                 if content is not None and node_text(p, content) == old:
                     out.note(p, content, f"a string names '{old}' (renamed to '{new}'): "
                                          "the attribute it looks up is not renamed")
-        for content in (n for n in walk(p.tree.root_node) if n.type == "string_content"):
+        for content in (n for n in places if n.type == "string_content"):
             m = DOTTED_PATH.fullmatch(node_text(p, content))
             if m is None or m.group(2) != old:
                 continue

@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mercury_lsp.next_edit.exports.base import Reach, doc_path, node_text
+from mercury_lsp.next_edit.exports.base import Reach, doc_path, node_text, spelled
 from mercury_lsp.next_edit.exports.occurrences import bare_occurrences
 from mercury_lsp.next_edit.symbols import captures
-from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is, walk
+from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is
 from mercury_lsp.syntax import Grammars
 
 SOURCE_DIR = "src"
@@ -41,6 +41,7 @@ NOT_MODULE_LEVEL = ("function_item", "impl_item", "trait_item", "closure_express
 NAMES = ("identifier", "type_identifier")  # how an item's name is spelled at its uses
 PATHS = ("scoped_identifier", "scoped_type_identifier")
 PATH_STARTS = ("crate", "self", "super")
+GLOB = "::*"
 
 Parts = tuple[str, ...]
 
@@ -185,9 +186,9 @@ def use_leaves(doc: ParsedDoc, module: Parts, grammars: Grammars) -> list[Leaf]:
 
 
 def _inline_modules(doc: ParsedDoc, module: Parts) -> set[Parts]:
-    return {(*module, *inline_path(doc, n), node_text(doc, name)) for n in walk(doc.tree.root_node)
-            if n.type == "mod_item" and n.child_by_field_name("body") is not None
-            and (name := n.child_by_field_name("name")) is not None}
+    mods = [k.parent for k in spelled(doc, "mod") if k.parent is not None and k.parent.type == "mod_item"]
+    return {(*module, *inline_path(doc, n), node_text(doc, name)) for n in mods
+            if n.child_by_field_name("body") is not None and (name := n.child_by_field_name("name")) is not None}
 
 
 @dataclass
@@ -228,7 +229,9 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
     where = module_of(home)
     if where is None or not where.library:
         return out
-    files = [(p, m) for p in docs if (m := module_of(p)) is not None and m.package == where.package]
+    # the package's files that spell the name, or may pass it on unspelled (a glob)
+    files = [(p, m) for p in docs if (m := module_of(p)) is not None and m.package == where.package
+             and (old in p.doc.text or GLOB in p.doc.text or m.library and "mod " in p.doc.text)]
     crate = Crate(where.package)
     for p, m in files:
         if m.library:
@@ -286,11 +289,13 @@ def reach(docs: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, gram
 
             for n in bare_occurrences(p, old, NAMES, elsewhere):
                 out.site(p, n, "its module" if p is home else "a use of the item it brings in")
-        for n in walk(p.tree.root_node):
-            if n.type not in PATHS or enclosing(n, ("use_declaration",)) is not None:
+        for name in spelled(p, old):
+            n = name.parent
+            if n is None or n.type not in PATHS or not field_is(n, "name", name) \
+                    or enclosing(n, ("use_declaration",)) is not None:
                 continue
-            name, path = n.child_by_field_name("name"), n.child_by_field_name("path")
-            if name is None or path is None or node_text(p, name) != old:
+            path = n.child_by_field_name("path")
+            if path is None:
                 continue
             segs = _segments(p, path)
             if segs is not None and crate.resolve(at(m, (*m.path, *inline_path(p, n))), segs, names) in exposing:
