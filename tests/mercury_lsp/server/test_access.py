@@ -137,7 +137,7 @@ def test_a_lone_surrogate_token_is_refused_with_an_answer(tiny_model, tmp_path):
     daemon = TcpDaemon("--token-file", str(token_file))
     try:
         intruder = daemon.connect()
-        reply = intruder.request("initialize", {"capabilities": {}, "initializationOptions": {"token": "\ud800"}})
+        reply = intruder.request_message("initialize", {"capabilities": {}, "initializationOptions": {"token": "\ud800"}})
         assert reply["error"]["code"] == -32600  # it got no answer at all (TimeoutError)
         assert daemon.proc.poll() is None
     finally:
