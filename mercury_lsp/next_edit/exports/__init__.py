@@ -39,11 +39,18 @@ from mercury_lsp.next_edit.exports.base import Reach, Site
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.syntax import Grammars
 
-__all__ = ["Reach", "Site", "reach"]
+__all__ = ["Reach", "Site", "family", "reach"]
 
 # The module of each grammar's export machinery.
 FAMILIES = {"python": python, "rust": rust, "go": golang, "javascript": ecmascript, "typescript": ecmascript,
             "tsx": ecmascript}
+
+
+def family(grammar: str | None) -> frozenset[str]:
+    """The grammars whose documents import each other with ``grammar``'s (JavaScript, TypeScript
+    and TSX are one family; another grammar is its own)."""
+    module = FAMILIES.get(grammar or "")
+    return frozenset(g for g, m in FAMILIES.items() if m is module) if module is not None else frozenset({grammar or ""})
 
 
 def reach(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str, new: str, grammars: Grammars) -> Reach:
