@@ -165,6 +165,17 @@ def new_name(language: str, name: str) -> str:
     return name + NEW_SUFFIX.get(language, "Renamed")
 
 
+def defined_once(files: Files, pattern: re.Pattern) -> list[tuple[str, str, int]]:
+    """(name, file, offset) of the names ``pattern`` (its first group that matched is the name)
+    finds defined exactly once in the code of all the files, in order."""
+    defined: dict[str, list[tuple[str, int]]] = {}
+    for rel, code in files.code.items():
+        for m in pattern.finditer(code):
+            g = next(k for k in range(1, (pattern.groups or 0) + 1) if m.group(k))
+            defined.setdefault(m.group(g), []).append((rel, m.start(g)))
+    return [(name, *defs[0]) for name, defs in sorted(defined.items()) if len(defs) == 1 and len(name) >= MIN_NAME]
+
+
 # ---------------------------------------------------------------------------- Python (ast)
 def _py_offset(text: str, starts: list[int], line: int, byte_col: int) -> int:
     row = text[starts[line - 1]:starts[line] if line < len(starts) else len(text)]
@@ -348,15 +359,8 @@ def rust_targets(files: Files) -> list[Target]:
     # path starts that name this crate: its own name, crate/self/super, its modules (files, folders)
     local = {"crate", "self", "super", "Self", files.proj.name.replace("-", "_")} | {
         part for rel in files.code for part in Path(rel).with_suffix("").parts}
-    defined: dict[str, list[tuple[str, int]]] = {}
-    for rel, code in files.code.items():
-        for m in RUST_ITEM.finditer(code):
-            defined.setdefault(m.group(1), []).append((rel, m.start(1)))
     out = []
-    for name, defs in sorted(defined.items()):
-        if len(defs) != 1 or len(name) < MIN_NAME:
-            continue
-        home, at = defs[0]
+    for name, home, at in defined_once(files, RUST_ITEM):
         target = Target("rust", home, name, new_name("rust", name), at)
         ok = True
         for rel, o in files.index.get(name, []):
@@ -411,16 +415,8 @@ def go_targets(files: Files) -> list[Target]:
     module = GO_MODULE.search(mod.read_text(encoding="utf-8")).group(1) if mod.is_file() else ""
     package = {rel: (m.group(1) if (m := GO_PACKAGE.search(code)) else "") for rel, code in files.code.items()}
     imports = {rel: _go_imports(text) for rel, text in files.texts.items()}
-    defined: dict[str, list[tuple[str, int]]] = {}
-    for rel, code in files.code.items():
-        for m in GO_DEF.finditer(code):
-            g = next(i for i in (1, 2, 3) if m.group(i))
-            defined.setdefault(m.group(g), []).append((rel, m.start(g)))
     out = []
-    for name, defs in sorted(defined.items()):
-        if len(defs) != 1 or len(name) < MIN_NAME:
-            continue
-        home, at = defs[0]
+    for name, home, at in defined_once(files, GO_DEF):
         folder = str(Path(home).parent)
         path = module if folder == "." else f"{module}/{folder}"
         target = Target("go", home, name, new_name("go", name), at)
@@ -501,15 +497,8 @@ def js_targets(files: Files) -> list[Target]:
             namespaces[rel] = {g for m in NAMESPACE.finditer(files.code[rel]) for g in m.groups() if g}
         return namespaces[rel]
 
-    defined: dict[str, list[tuple[str, int]]] = {}
-    for rel, code in files.code.items():
-        for m in JS_DEF.finditer(code):
-            defined.setdefault(m.group(1), []).append((rel, m.start(1)))
     out = []
-    for name, defs in sorted(defined.items()):
-        if len(defs) != 1 or len(name) < MIN_NAME:
-            continue
-        home, at = defs[0]
+    for name, home, at in defined_once(files, JS_DEF):
         target = Target(files.language, home, name, new_name(files.language, name), at)
         ok = True
         for rel, o in files.index.get(name, []):

@@ -66,6 +66,20 @@ def _block_comment(text: str, i: int, nested: bool) -> int:
     return j
 
 
+def _template_part(text: str, i: int, out: list[tuple[int, int]], templates: list[int]) -> int:
+    """A template literal's text from ``i`` (its opening backquote, or the ``}`` closing an
+    expression) to its end or to the next ``${`` (an expression opens: ``templates`` counts its
+    braces); the span goes to ``out``, the offset after it is returned."""
+    j, n = i + 1, len(text)
+    while j < n and text[j] != "`" and not text.startswith("${", j):
+        j += 2 if text[j] == "\\" else 1
+    out.append((i, min(n, j + 1) if not text.startswith("${", j) else j))
+    if text.startswith("${", j):
+        templates.append(0)
+        return j + 2
+    return j + 1
+
+
 def _brace_language(text: str, language: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     i, n = 0, len(text)
@@ -109,22 +123,8 @@ def _brace_language(text: str, language: str) -> list[tuple[int, int]]:
             continue
         if c == '"' or (c == "'" and language in ("javascript", "typescript")) or (c == "`" and language != "rust"):
             if c == "`" and language in ("javascript", "typescript"):
-                j = i + 1
-                while j < n and text[j] != "`":
-                    if text[j] == "\\":
-                        j += 2
-                        continue
-                    if text.startswith("${", j):
-                        break
-                    j += 1
-                if j < n and text.startswith("${", j):
-                    out.append((i, j))
-                    templates.append(0)
-                    i = j + 2
-                    last = "{"
-                    continue
-                out.append((i, min(n, j + 1)))
-                i = j + 1
+                i = _template_part(text, i, out, templates)
+                last = "{"
                 continue
             j = _string_end(text, i, c)
             out.append((i, j))
@@ -136,21 +136,7 @@ def _brace_language(text: str, language: str) -> list[tuple[int, int]]:
             elif templates and c == "}":
                 if templates[-1] == 0:  # back in the template literal
                     templates.pop()
-                    j = i + 1
-                    while j < n and text[j] != "`":
-                        if text[j] == "\\":
-                            j += 2
-                            continue
-                        if text.startswith("${", j):
-                            break
-                        j += 1
-                    if j < n and text.startswith("${", j):
-                        out.append((i, j))
-                        templates.append(0)
-                        i = j + 2
-                        continue
-                    out.append((i, min(n, j + 1)))
-                    i = j + 1
+                    i = _template_part(text, i, out, templates)
                     continue
                 templates[-1] -= 1
             if c == "/" and (last in REGEX_AFTER or last in REGEX_KEYWORDS):
