@@ -19,8 +19,8 @@ statement around it:
   file or through a re-export, ``module.exports = {…}`` / ``exports.old``, ``require``
   destructured or dotted, a namespace's member ``ns.old``.
 
-A name qualifies when it is defined once (at the top of its file), is used in another file,
-and no use of it reads as another thing's (a member ``x.old`` of something not a module, a
+A name qualifies when it is defined once (at the top of its file), is used in another file or
+in an export form, and no use of it reads as another thing's (a member ``x.old`` of something not a module, a
 local or parameter of that name, an object key where no export list stands). The cases are
 chosen per form: the first names (in order) whose sites include the form, ``per_form`` of them.
 """
@@ -122,6 +122,11 @@ class Target:
     @property
     def form_set(self) -> set[str]:
         return set(self.forms.values())
+
+    @property
+    def reaches(self) -> bool:
+        """Some site is in another file or in an export form (its own file's export list)."""
+        return bool(self.forms) or any(r != self.file for r, _, _ in self.expected)
 
 
 IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
@@ -230,6 +235,7 @@ def python_targets(files: Files) -> list[Target]:
         return uses.setdefault(name, {}).setdefault(rel, PyUses())
 
     project = {part for rel in files.texts for part in Path(rel).with_suffix("").parts}  # its folders and modules
+    spoiled |= project  # ``urllib3.contrib.emscripten`` is the package, not a function of that name
     for rel, tree in trees.items():
         modules = _module_locals(tree, project)
         for n in ast.walk(tree):
@@ -271,7 +277,7 @@ def python_targets(files: Files) -> list[Target]:
         if node not in trees[rel].body or not set(uses.get(name, {})) - {rel}:
             continue
         out.append(_python_sites(files, uses[name], stars, rel, node, name))
-    return [t for t in out if any(r != t.file for r, _, _ in t.expected)]
+    return [t for t in out if t.reaches]
 
 
 MODULE_LOADERS = ("import_module", "importorskip")  # calls that return the module their string names
@@ -361,6 +367,8 @@ def rust_targets(files: Files) -> list[Target]:
         part for rel in files.code for part in Path(rel).with_suffix("").parts}
     out = []
     for name, home, at in defined_once(files, RUST_ITEM):
+        if name in local:
+            continue  # also a module's name: its paths are the module's
         target = Target("rust", home, name, new_name("rust", name), at)
         ok = True
         for rel, o in files.index.get(name, []):
@@ -377,7 +385,7 @@ def rust_targets(files: Files) -> list[Target]:
                 ok = False  # ``std::iter::Product``: another crate's namesake
                 break
             _add(files, target, rel, o, _rust_form(code, o, rel != home))
-        if ok and any(r != home for r, _, _ in target.expected):
+        if ok and target.reaches:
             out.append(target)
     return out
 
@@ -440,7 +448,7 @@ def go_targets(files: Files) -> list[Target]:
             else:
                 ok = False  # a method or field of that name, or another package's namesake
                 break
-        if ok and any(r != home for r, _, _ in target.expected):
+        if ok and target.reaches:
             out.append(target)
     return out
 
@@ -513,7 +521,7 @@ def js_targets(files: Files) -> list[Target]:
                 ok = False
                 break
             _add(files, target, rel, o, form, text.format(new=target.new) if text else None)
-        if ok and any(r != home for r, _, _ in target.expected):
+        if ok and target.reaches:
             out.append(target)
     return out
 
