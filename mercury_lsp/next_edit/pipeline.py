@@ -13,15 +13,23 @@ client's position encoding, each edit carrying its document's version and rule).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from mercury_lsp import __version__
-from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
+from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Note, Outcome, Prediction, check_cancelled
 from mercury_lsp.next_edit.resolve import CONFIDENCE_DIGITS, keep_parsing, outside_helpers, ranked, resolve
 from mercury_lsp.next_edit.rules import BY_CODE, FAMILIES, REGISTRY, RuleContext
 from mercury_lsp.next_edit.steps.candidates import find_candidates
 from mercury_lsp.next_edit.tree import parse_all
-from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextPosition, TextRange
+from mercury_lsp.schema import (
+    NextEditNote,
+    NextEditResult,
+    NextEditTimings,
+    PredictedEdit,
+    TextPosition,
+    TextRange,
+)
 from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
 
@@ -50,7 +58,20 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     t2 = time.perf_counter()
     return Outcome(preds, ctx.candidates, NextEditTimings(candidates_ms=round((t1 - t0) * 1000, 2),
                                                           model_ms=round((t2 - t1) * 1000, 2),
-                                                          total_ms=round((t2 - t0) * 1000, 2)))
+                                                          total_ms=round((t2 - t0) * 1000, 2)),
+                   notes=rename_notes(ctx))
+
+
+# The rule whose edits the notes accompany: a rename followed through the export machinery.
+NOTES_RULE = "NE101"
+
+
+def rename_notes(ctx: RuleContext) -> list[Note]:
+    """The renames' notes (``steps.candidates``), stamped with the rename rule's code; none when
+    that rule is disabled."""
+    if not ctx.enabled(NOTES_RULE):
+        return []
+    return [dataclasses.replace(n, rule=NOTES_RULE) for n in ctx.notes]
 
 
 def rule_context(query: NextEditQuery, grammars: Grammars, model: EditModel | None = None,
@@ -58,7 +79,8 @@ def rule_context(query: NextEditQuery, grammars: Grammars, model: EditModel | No
     """The context the rules read for ``query``: its documents parsed, the locations the
     history ties (``steps.candidates``), the newest edits (``RuleContext``)."""
     ctx = RuleContext(query, grammars, parse_all(query.docs, grammars), [], model, cancel, FAMILIES)
-    ctx.candidates = find_candidates(query, ctx.parsed, ctx.edited, grammars)
+    located = find_candidates(query, ctx.parsed, ctx.edited, grammars)
+    ctx.candidates, ctx.notes = located.candidates, located.notes
     return ctx
 
 
@@ -75,5 +97,12 @@ def to_result(outcome: Outcome, query: NextEditQuery, model_name: str) -> NextEd
                                    confidence=round(p.confidence, CONFIDENCE_DIGITS), reason=p.reason, kind=p.kind,
                                    source=p.source, old_text=p.old_text, document_version=d.version,
                                    rule=p.rule or None))
+    notes = []
+    for n in outcome.notes:
+        d = docs[n.uri]
+        index = indexes.setdefault(n.uri, TextIndex(d.text))
+        notes.append(NextEditNote(uri=n.uri, range=TextRange(TextPosition(*index.position_at(n.start, query.encoding)),
+                                                             TextPosition(*index.position_at(n.end, query.encoding))),
+                                  message=n.message, rule=n.rule or None, document_version=d.version))
     return NextEditResult(edits=edits, model=model_name, version=__version__,
-                          position_encoding=query.encoding.value, timings=outcome.timings)
+                          position_encoding=query.encoding.value, timings=outcome.timings, notes=notes)

@@ -65,3 +65,16 @@ def rule_edits(rule, *docs: DocState, cursor: int = 0, options: NextEditOptions 
     overlaps and checks the syntax."""
     q = NextEditQuery(docs, docs[0].uri, cursor, options=options or NextEditOptions())
     return rule.run(rule_context(q, G))
+
+
+def follow(home: tuple[str, str, str], *others: tuple[str, str], options: NextEditOptions | None = None,
+           rule: str | None = "NE101"):
+    """A definition renamed in ``home`` (uri, text before, text after) with ``others`` (uri, text)
+    open beside it: (uri -> each document's text once ``rule``'s edits are applied (None: every
+    rule's), the notes)."""
+    uri, before, after = home
+    docs = (DocState(uri, after, grammar_for("", uri), 1, (before,), 1.0, (1.0,)),
+            *(DocState(u, t, grammar_for("", u), 1) for u, t in others))
+    out = predict(NextEditQuery(docs, uri, 0, options=options or NextEditOptions()), None, G)
+    preds = [p for p in out.predictions if rule is None or p.rule == rule]
+    return {d.uri: applied(d.text, preds, d.uri) for d in docs}, out.notes
