@@ -2,7 +2,9 @@
 ``cli.next_edit``): arguments, the model, output and ``--apply``; the work is in ``refactor``.
 
 Machine output (the diff, the JSON, the summary) goes to stdout only; notes, warnings, the
-progress bar (tqdm, shown for runs over a second on a terminal) and errors go to stderr.
+progress bar (tqdm, shown for runs over a second on a terminal) and errors go to stderr (the
+edits' notes — a string naming a renamed definition — are in the JSON and the summary, and on
+stderr beside a diff).
 Exit status: 0 done; 1 ``--check`` found edits to make; 2 bad input (a one-line error), including
 files ``--apply`` could not write.
 """
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.refactor import apply as applying
-from mercury_lsp.refactor.changes import FORMATS, FileChange, Report, display_path, render
+from mercury_lsp.refactor.changes import FORMATS, FileChange, Report, display_path, note_lines, render
 from mercury_lsp.refactor.files import InputError, git_root, list_files, read_source
 
 DEFAULT_JOBS = 8  # requests in flight: enough to fill the scheduler's batches on a laptop
@@ -79,6 +81,10 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--preset", choices=("fast", "balanced", "quality"), default="quality",
                    help="decoding preset (default quality: a batch run favours accuracy over latency)")
     f.add_argument("--verbose", "-v", action="store_true", help="say why each dropped fill was dropped")
+    f.add_argument("--retrieval-share", type=float, default=None, metavar="SHARE",
+                   help="share of the model's window for the repository memory's definitions and similar "
+                        "code (default: the memory.retrievalShare setting's: 0 with the embedded model, a quarter "
+                        "with another; 0: no memory)")
     _add_output(f)
     f.set_defaults(func=run_fill)
 
@@ -158,6 +164,9 @@ def _load_model(args: argparse.Namespace):
 def finish(args: argparse.Namespace, report: Report) -> int:
     for n in report.notes:
         _note(args, "note: " + n)
+    if args.format == "diff":  # the other formats print them with the edits
+        for line in note_lines(report):
+            _note(args, "note: " + line)
     sys.stdout.write(render(report, args.format))
     sys.stdout.flush()
     changed = [c for c in report.changes if c.changed]
@@ -258,8 +267,16 @@ def _same_file(file: Path, patch_path: str) -> bool:
     return full.parts[-len(rel.parts):] == rel.parts if len(rel.parts) <= len(full.parts) else False
 
 
+def fill_settings(args: argparse.Namespace):
+    """The settings a fill runs under: the defaults, with the model the command line names."""
+    from mercury_lsp.config import Settings
+
+    return Settings(model=args.model) if getattr(args, "model", None) else Settings()
+
+
 def run_fill(args: argparse.Namespace) -> int:
     from mercury_lsp.refactor.fill import FillStats, fill
+    from mercury_lsp.refactor.fill_memory import MAX_RETRIEVAL_SHARE, fill_memory
     from mercury_lsp.syntax import Grammars
 
     _check_args(args)
@@ -287,10 +304,19 @@ def run_fill(args: argparse.Namespace) -> int:
     from mercury_lsp.refactor.fill import find_stubs
 
     total = sum(len(find_stubs(s, grammars)) for s in sources)
-    with _progress(total, "stub") as tick:
-        changes: list[FileChange] = fill(sources, session, grammars, max_tokens=args.max_tokens,
-                                         min_confidence=args.min_confidence, jobs=args.jobs,
-                                         preset=args.preset, progress=tick, stats=stats)
+    share = fill_settings(args).retrieval_share() if args.retrieval_share is None else args.retrieval_share
+    if not 0.0 <= share <= MAX_RETRIEVAL_SHARE:
+        raise _usage(f"--retrieval-share must be between 0 and {MAX_RETRIEVAL_SHARE}, got {share}")
+    memory = fill_memory(sources) if share > 0 and sources else None
+    try:
+        with _progress(total, "stub") as tick:
+            changes: list[FileChange] = fill(sources, session, grammars, max_tokens=args.max_tokens,
+                                             min_confidence=args.min_confidence, jobs=args.jobs,
+                                             preset=args.preset, progress=tick, stats=stats,
+                                             retrieved=memory.chunks if memory else None, retrieval_share=share)
+    finally:
+        if memory is not None:
+            memory.close()
     notes.append(f"{stats.stubs} stub(s); {stats.completions} non-empty fill(s), {stats.guard_passed} passed "
                  f"the syntax guard, {stats.kept} kept")
     if args.verbose:

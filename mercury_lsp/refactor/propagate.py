@@ -11,6 +11,7 @@ plain document. ``next_edit.predict`` then finds the locations (tree-sitter) and
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import time
@@ -240,6 +241,9 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
     for c in by_uri.values():
         c.edits.sort(key=lambda e: e.start)
     changes = sorted((c for c in by_uri.values() if c.changed), key=lambda c: str(c.source.path))
-    report = Report(changes, notes, files_read=reads + len(edited), timings=outcome.timings)
+    # a note's offsets are in the text next-edit read (an edited file's: after the first edit)
+    read = {ef.source.uri: dataclasses.replace(ef.source, text=ef.after) for ef in edited} | {s.uri: s for s in others}
+    edit_notes = [(read[n.uri], n) for n in outcome.notes if n.uri in read]
+    report = Report(changes, notes, files_read=reads + len(edited), timings=outcome.timings, edit_notes=edit_notes)
     report.timings.total_ms = round((time.perf_counter() - t0) * 1000, 2)
     return report

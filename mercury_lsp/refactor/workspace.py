@@ -1,6 +1,7 @@
 """Workspace files for next edit in the language server: the files of the workspace folders that
 are not open but mention an identifier the user's edit changed join the next-edit query as
-documents on disk (version ``None``), so predicted edits reach them too and the code action's
+documents on disk (version ``None``; of the edited documents' grammars, or of their family:
+JavaScript, TypeScript and TSX import each other), so predicted edits reach them too and the code action's
 ``WorkspaceEdit`` covers every file. Runs on the engine worker (it reads files), never on the
 event loop. File lists come from ``files.list_files`` (git-aware, ``.gitignore`` honoured) and
 are kept for ``LIST_TTL_S``; of them, only the files the workspace's persistent word index
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mercury_lsp.next_edit import DocState, NextEditQuery
+from mercury_lsp.next_edit.exports import family
 from mercury_lsp.refactor.files import InputError, list_files, read_source
 from mercury_lsp.refactor.index import select_files
 from mercury_lsp.refactor.propagate import changed_identifiers, mentions
@@ -67,7 +69,7 @@ class WorkspaceFiles:
         pattern = mentions(words)
         if pattern is None:
             return query
-        grammars = {d.grammar for d in edited}
+        grammars = set().union(*(family(d.grammar) for d in edited))  # a .ts edit reaches .js importers
         have = {d.uri for d in query.docs}
         extra: list[DocState] = []
         scanned = 0

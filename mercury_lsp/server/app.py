@@ -42,6 +42,7 @@ from mercury_lsp.server.access import AllowedRoots, daemon_owned
 from mercury_lsp.server.handlers import register_all
 from mercury_lsp.server.handlers.sync import unreadable_notification
 from mercury_lsp.server.logs import set_log_level
+from mercury_lsp.server.memory_host import MemoryHost
 from mercury_lsp.server.protocol import MercuryProtocol
 from mercury_lsp.syntax import Grammars, grammar_for
 
@@ -69,7 +70,11 @@ class MercuryServer(LanguageServer):
         self.position_encoding = PositionEncoding.UTF16
         self.docs = DocumentStore(grammar_for)
         self.docs.syntax_max_bytes = base.syntax_max_bytes
-        self.completions = CompletionService(engine, self.docs, grammars, lambda: self.current)
+        self.memory_host = MemoryHost(self)
+        # Roots a memory may read (None: the workspace folders on stdio, none on a shared daemon).
+        self.allowed_roots: list[Path] | None = None
+        self.completions = CompletionService(engine, self.docs, grammars, lambda: self.current,
+                                             lambda: self.memory_host.memory)
         workspace_files = WorkspaceFiles()
         self.next_edits = NextEditService(
             engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
@@ -140,10 +145,16 @@ class MercuryServer(LanguageServer):
         model_changed = old.model_key != settings.model_key
         backend_changed = old.backend != settings.backend
         self.completions.settings_changed(settings, model_changed or backend_changed or old.preset != settings.preset)
+        self.memory_host.settings_changed()
         if backend_changed:
             self.switch_backend(settings)
         elif model_changed and self.engine.spec is not None:
             self.spawn(self.load_model())
+
+    def memory_exclude(self) -> Callable[[Path], bool]:
+        """Files the memory must never read or return: the ``exclude`` setting's (as it is when
+        asked: a change of the setting applies to the next file read)."""
+        return lambda path: self.exclusion().excludes(path)
 
     def switch_backend(self, settings: Settings) -> None:
         """A new ``backend`` setting (remote <-> local, or another server): a new engine client
@@ -161,9 +172,10 @@ class MercuryServer(LanguageServer):
         self.spawn(old.aclose())
 
     def close(self) -> None:
-        """``shutdown``: cancel the outstanding work."""
+        """``shutdown``: cancel the outstanding work, stop indexing."""
         self.completions.cancel_all()
         self.next_edits.cancel_all()
+        self.memory_host.stop()
 
     def drop(self) -> None:
         """The connection ended (however it ended): cancel its work, its tasks and its requests,
