@@ -32,9 +32,10 @@ PROGRESS_CREATE_TIMEOUT_S = 10.0  # a client that never accepts the token does n
 
 
 def memory_roots(server: MercuryServer) -> list[Path]:
-    """The workspace folders' directories this connection may read (``MercuryServer.allowed_roots``:
-    over stdio the folders themselves; on a shared daemon only what lies under its ``--root``s)."""
-    return server.readable_roots()
+    """The workspace folders the memory indexes: those this connection may read
+    (``MercuryServer.readable_roots``: over stdio the editor's folders, on a shared daemon only
+    under its ``--root`` directories, none without)."""
+    return [Path(p).resolve() for p in server.readable_roots()]
 
 
 class MemoryHost:
