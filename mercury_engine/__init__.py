@@ -1,7 +1,7 @@
 """mercury-lsp's diffusion engine: model, checkpoints, tokenizer, samplers. No editor code.
 
 Exports are lazy (PEP 562): ``import mercury_engine.errors``, ``mercury_engine.types`` or ``mercury_engine.options``
-does not import torch; ``engine.Engine`` does, on first use.
+does not import torch; ``mercury_engine.Engine`` does, on first use.
 """
 
 from __future__ import annotations

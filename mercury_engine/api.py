@@ -165,7 +165,7 @@ class Engine:
         """Several infills; with the fast sampler they share every denoising step's forwards."""
         opts = InfillOptions() if options is None else options
         if not isinstance(opts, InfillOptions):
-            raise InvalidRequestError(f"options must be an engine.InfillOptions, got {type(opts).__name__}")
+            raise InvalidRequestError(f"options must be a mercury_engine.InfillOptions, got {type(opts).__name__}")
         opts = opts.resolve()  # the one validation of a request's options (mercury_engine/options.py)
         for r in requests:
             if not isinstance(r.prefix, str) or not isinstance(r.suffix, str):

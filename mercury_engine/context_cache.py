@@ -32,8 +32,8 @@ import torch
 
 from mercury_engine.model import KV
 
-# Measured by benchmarks/engine/context_reuse.py (HumanEval single-line while typing, 40 tasks,
-# benchmarks/results/context_reuse_policies.json): refreshing after every 8 reuses with no margin
+# Measured by benchmarks/engine/context_reuse.py (HumanEval single-line while typing, 40 tasks;
+# its --variant arms, one run): refreshing after every 8 reuses with no margin
 # cost 4.6 points of edit similarity to the canonical line, every 4 with a 32-token margin 1.6,
 # every 2 with a 64-token margin 0.2 (pass@1 unchanged in all): a reused prefix is refreshed
 # after this many reuses...
@@ -65,7 +65,7 @@ class Entry:
     ids: list[int]  # the prefix's token ids, position 0 first
     kv: list[KV]  # per layer, keys/values of those positions: [1, K, len(ids), E]
     reuses: int  # full steps served from this context since it was last computed exactly
-    scope: str | None = None  # only requests of the same scope reuse it (engine.options.InfillOptions)
+    scope: str | None = None  # only requests of the same scope reuse it (mercury_engine.options.InfillOptions)
 
 
 @dataclass(frozen=True)

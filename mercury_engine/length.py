@@ -18,9 +18,10 @@ on past the point where the suffix should take over. Given the true length it do
   (``FastDecoder.moved_context``). When
   no offset's stop probability reaches ``PRIOR_MIN_TOP`` the model sees no end within the
   budget, and the same step goes on as a free-length span (no extra forward). On
-  all 1 033 HumanEval single-line tasks: 1.45 % pass@1 against 1.94 % with the oracle length
-  (75 %; 1.65 % against 0.87 % for free length in single-line mode), at about the free length's
-  p50 latency (README, "Length-aware decoding"; benchmarks/results/length_policy_v4.md).
+  all 1 033 HumanEval single-line tasks the embedded model passes 3.58 % with the prior
+  against 2.32 % with the oracle length (benchmarks/results/quality.json and
+  quality_oracle_length.json; docs/model.md), at about the free length's p50 latency
+  (benchmarks/results/length_cost.json).
 * **length search** (``length="search"``, an opt-in), CAL-style: ``plan`` fans a request out
   into candidate span lengths (``InfillOptions.length_candidates``, capped at ``max_tokens``),
   each decoded as a fixed-length fill, all submitted together (the scheduler batches them);
@@ -77,7 +78,7 @@ PRIOR_MIN_TOP = 0.15
 # a one-token fill is a blank line: the prior sizes such a span to at least this many tokens (its
 # line break and one of text). No true HumanEval single-line middle is shorter than 2 tokens; on
 # all 1 033 tasks this cut the default's blank completions from 29 to 12 (edit similarity 0.285 ->
-# 0.289, the same 15 passes; benchmarks/results/length_policy_v4.md).
+# 0.289, the same 15 passes, on the previous weights; benchmarks/humaneval/quality).
 PRIOR_MIN_LINE = 2
 
 

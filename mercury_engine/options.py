@@ -92,7 +92,7 @@ class InfillOptions:
     # the model scores best (an opt-in: more passes, less similar lines, 7.5x the cost); "off" lets
     # padding/EOS end one long span.
     length: Length = "prior"
-    length_candidates: tuple[int, ...] | None = None  # None: engine.length.DEFAULT_LENGTHS
+    length_candidates: tuple[int, ...] | None = None  # None: mercury_engine.length.DEFAULT_LENGTHS
 
     def validate(self) -> None:
         _one_of("sampler", self.sampler, SAMPLERS)

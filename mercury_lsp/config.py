@@ -32,6 +32,7 @@ LogLevel = Literal["error", "warning", "info", "debug"]
 # valid prefix of its first line (at a word boundary); "drop": whole lines only, else dropped.
 SyntaxGuard = Literal["prefix", "drop", "off"]
 CompletionFallback = Literal["auto", "always", "never"]
+ModelDrafts = Literal["auto", "always", "fallback", "never"]
 
 PositiveTokens = Annotated[int, Meta(ge=1, le=4096)]
 
@@ -59,10 +60,11 @@ UnitFloat = Annotated[float, Meta(ge=0.0, le=1.0)]
 # The codes of the next-edit rules (``mercury_lsp.next_edit.rules.REGISTRY``; its tests check that
 # the two agree; docs/next-edit.md describes each): the values ``nextEdit.disabledRules`` takes.
 NextEditRule = Literal["NE101", "NE102", "NE103", "NE104", "NE105", "NE106",
+                       "NE110", "NE111", "NE112", "NE113", "NE114",
                        "NE201", "NE202", "NE203", "NE204", "NE205",
-                       "NE301", "NE302", "NE303", "NE304",
+                       "NE301", "NE302", "NE303", "NE304", "NE305",
                        "NE401", "NE402", "NE403", "NE404", "NE405",
-                       "NE501", "NE502", "NE503",
+                       "NE501", "NE502", "NE503", "NE504", "NE505",
                        "NE901"]
 
 
@@ -113,6 +115,52 @@ class NextEditOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True,
     # Rules whose edits are never offered, by code (docs/next-edit.md lists them: "NE204" the
     # repeated patterns, ...); an unknown code is reported like any bad setting.
     disabled_rules: list[NextEditRule] = msgspec.field(default_factory=list)
+
+
+# The window share of retrieved context for a model other than the embedded one: room for a
+# definition or two and a similar chunk beside the document's own code.
+OTHER_MODEL_RETRIEVAL_SHARE = 0.25
+
+
+class MemorySettings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """The repository memory (mercury_lsp/memory, docs/memory.md): the workspace's code indexed in
+    the background, its continuations and retrieved context offered to completions."""
+    enabled: bool = True  # index the workspace folders and suggest from them
+    # Files indexed per workspace folder (past it the memory says so once and holds the first ones).
+    max_files: Annotated[int, Meta(ge=0, le=10_000_000)] = 50_000
+    max_megabytes: Annotated[int, Meta(ge=1, le=1_000_000)] = 1024  # text indexed per workspace folder
+    persist: bool = True  # keep the index in the cache folder, so a restart is warm
+    # Retrieved context in the model's window and every remote backend's prompt: the definitions
+    # of the names near the cursor and the chunks of other files most like the code around it, in
+    # at most this share of the window (0: none). null: 0 with the embedded model (on the
+    # benchmark's dev repositories its drafts were no better with it), a quarter with any other
+    # model or a remote backend (as Copilot's neighbouring tabs and RepoCoder's retrieval do).
+    retrieval_share: Annotated[float, Meta(ge=0.0, le=0.75)] | None = None
+    definitions: Annotated[int, Meta(ge=0, le=16)] = 4  # definitions retrieved at most
+    chunks: Annotated[int, Meta(ge=0, le=16)] = 2  # similar chunks retrieved at most
+
+
+class CompletionOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """How a suggestion is chosen among the memory's candidates and the model's draft
+    (mercury_lsp/completion/rank.py, docs/memory.md)."""
+    # When the model writes a draft: "fallback" only when no memory candidate passes the gate (a
+    # likely memory line is answered without a model call), "always" for every request, "never".
+    # "auto": "never" with the embedded model (on the benchmark's dev repositories its drafts
+    # never passed the gate and cost a model call each), "fallback" with any other model or a
+    # remote backend, whose drafts the shipped ranker was not fitted on: they are shown, still
+    # name-checked, when no memory candidate passes the gate.
+    model_drafts: ModelDrafts = "auto"
+    # The model scores the memory's candidates in their two-sided context (one batched pass).
+    model_scores: bool = False
+    # The precision gate: a suggestion is shown only when the ranker's probability that it is
+    # exactly right reaches this (0: always show the best). Chosen on the benchmark's dev
+    # repositories for 70 % precision (benchmarks/completion/fit_ranker.py).
+    min_probability: UnitFloat = 0.2
+    # An identifier the model writes that exists nowhere in the document, the open documents or
+    # the repository (and is not being defined) is replaced by a known one it starts, or the
+    # suggestion is cut before it.
+    identifier_check: bool = True
+    candidates: Annotated[int, Meta(ge=1, le=16)] = 3  # best candidates tried against the syntax guard
 
 
 BackendApi = Literal["mercury", "openai-fim", "inception"]
@@ -196,6 +244,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
     # probability (0.5: the model preferred that token over all others together).
     min_token_confidence: UnitFloat = 0.5
     next_edit: NextEditOptions = NextEditOptions()  # next-edit suggestions (mercury/nextEdit)
+    memory: MemorySettings = MemorySettings()  # the repository memory
+    completion: CompletionOptions = CompletionOptions()  # ranking, the precision gate, the identifier check
     cache_size: Annotated[int, Meta(ge=0, le=10_000)] = 128
     # Typeahead: while the user types the start of the shown suggestion, answer with its rest at
     # once (no model call), as Copilot and Tabby do; off, the cache answers only exact repeats.
@@ -229,6 +279,25 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True, frozen=True, forbid
         if self.sampler != "auto":  # the user asked for a sampler; otherwise the engine's default
             options = replace(options, sampler=self.sampler)
         return options
+
+    @property
+    def calibrated_model(self) -> bool:
+        """The model is the embedded one, whose drafts the shipped ranker's weights were fitted on."""
+        return self.model is None and self.backend is None
+
+    def model_drafts(self) -> ModelDrafts:
+        """``completion.modelDrafts`` with "auto" decided (see its comment)."""
+        drafts = self.completion.model_drafts
+        if drafts == "auto":
+            return "never" if self.calibrated_model else "fallback"
+        return drafts
+
+    def retrieval_share(self) -> float:
+        """``memory.retrievalShare`` with null decided (see its comment)."""
+        share = self.memory.retrieval_share
+        if share is None:
+            return 0.0 if self.calibrated_model else OTHER_MODEL_RETRIEVAL_SHARE
+        return share
 
     def span_budget(self, kind: str) -> int:
         return min(self.max_tokens, getattr(self.span_tokens, kind))

@@ -126,6 +126,7 @@ class Inbox:
             return "reply", {"jsonrpc": "2.0", "id": msg["id"], "result": result}
         if isinstance(msg, dict) and "method" in msg:
             self.notifications[msg["method"]].append(msg.get("params"))
+            self.noted(msg["method"], msg.get("params"))
             return "notification", msg["method"]
         rid = msg.get("id") if isinstance(msg, dict) else None
         if rid is None:  # e.g. a parse error: nobody's response
@@ -134,6 +135,11 @@ class Inbox:
         self.responses_seen[rid] += 1
         self.history[rid].append(msg)
         return "response", rid
+
+
+    def noted(self, method: str, params: Any) -> None:
+        """Called for every notification, once recorded (a subclass keeps what it needs of it;
+        the synchronous face calls it under its lock)."""
 
 
 def result_of(msg: dict) -> Any:

@@ -23,17 +23,18 @@ Contract with the server, for the repository-memory arms below (issue #24):
   A memory must take the open document, then the file on disk, over what it indexed earlier.
   A persisted index built before the run holds the original file: it must not answer from it.
 
-The memory arms are placeholders (``settings=None``: the runner refuses them with this file's
-name) until the memory's engineers put in the real setting names. Expected rows, cumulative from
-``both`` on, as issue #24's ablation lists them:
+The memory arms, cumulative from ``both`` on, as issue #24's ablation lists them (the settings
+are ``mercury_lsp/config.py``'s ``memory`` and ``completion`` sections; docs/memory.md):
 
-* ``model_only`` — the memory off: drafts of the model alone (the daemon as it is today);
-* ``memory_only`` — the memory's candidates alone, no model draft and no model ranking;
-* ``both`` — memory candidates and model drafts through the one ranker;
-* ``+retrieval`` — ``both`` plus retrieved chunks/definitions in the model's window;
-* ``+gate`` — ``+retrieval`` plus the precision gate (its default threshold);
-* ``+identifier_check`` — ``+gate`` plus the identifier check (should equal the new defaults,
-  which the ``daemon`` arm measures as a user gets them).
+* ``model_only`` — the memory off: drafts of the model alone, ungated (the daemon as it was);
+* ``memory_only`` — the memory's candidates alone, ranked, no model draft, no gate;
+* ``both`` — memory candidates and a model draft on every request through the one ranker;
+* ``+retrieval`` — ``both`` plus retrieved definitions/chunks in the model's window;
+* ``+gate`` — ``+retrieval`` plus the precision gate at its default threshold;
+* ``+identifier_check`` — ``+gate`` plus the identifier check on the model's drafts. It differs
+  from the defaults (the ``daemon`` arm) in drafting on every request: by default the embedded
+  model does not draft (``completion.modelDrafts`` "auto"), and no share of the window goes to
+  retrieval (``memory.retrievalShare`` 0).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SETTLE_S = 1.0  # the server is idle when no work-done progress began or reported for this long
+RETRIEVAL_SHARE = 0.25  # of the model's window, in the arms that retrieve (a quarter: room for two chunks)
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,22 @@ def _baseline(name: str, about: str) -> Arm:
 
 ARMS: dict[str, Arm] = {a.name: a for a in (
     _server("daemon", {}, "the daemon with default settings, as a user gets it"),
-    # ---- placeholders: the memory's engineers fill in the settings (see the contract above)
-    _server("model_only", None, "TODO(memory): the memory off, the model's drafts alone"),
-    _server("memory_only", None, "TODO(memory): memory candidates alone (no model draft or ranking)"),
-    _server("both", None, "TODO(memory): memory candidates and model drafts, one ranker"),
-    _server("+retrieval", None, "TODO(memory): both + retrieved context in the model's window"),
-    _server("+gate", None, "TODO(memory): +retrieval + the precision gate"),
-    _server("+identifier_check", None, "TODO(memory): +gate + the identifier check"),
+    # ---- the repository memory's ablation (issue #24)
+    _server("model_only", {"memory": {"enabled": False},
+                           "completion": {"modelDrafts": "always", "minProbability": 0, "identifierCheck": False}},
+            "the memory off, the model's drafts alone, ungated"),
+    _server("memory_only", {"completion": {"modelDrafts": "never", "minProbability": 0, "identifierCheck": False}},
+            "the memory's candidates alone, ranked (no model draft, no gate)"),
+    _server("both", {"completion": {"modelDrafts": "always", "minProbability": 0, "identifierCheck": False}},
+            "memory candidates and a model draft on every request, one ranker, no gate"),
+    _server("+retrieval", {"memory": {"retrievalShare": RETRIEVAL_SHARE},
+                           "completion": {"modelDrafts": "always", "minProbability": 0, "identifierCheck": False}},
+            "both + retrieved definitions and chunks in the model's window"),
+    _server("+gate", {"memory": {"retrievalShare": RETRIEVAL_SHARE},
+                      "completion": {"modelDrafts": "always", "identifierCheck": False}},
+            "+retrieval + the precision gate at its default"),
+    _server("+identifier_check", {"memory": {"retrievalShare": RETRIEVAL_SHARE}, "completion": {"modelDrafts": "always"}},
+            "+gate + the identifier check on the model's drafts"),
     # ---- no-model baselines (benchmarks/completion/baselines.py)
     _baseline("line_copy", "issue #24's '20 lines': most frequent continuation of the typed line"),
     _baseline("longest_suffix", "issue #24's '40 lines': longest suffix before the cursor, its most "

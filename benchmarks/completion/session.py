@@ -80,7 +80,7 @@ class Session:
     def _initialize(self, load_timeout: float, index_timeout: float) -> None:
         c = self.client
         root = self.checkout.as_uri()
-        result, _ = c.request("initialize", {
+        result, _ = c.timed_request("initialize", {
             "processId": os.getpid(), "rootUri": root, "rootPath": str(self.checkout),
             "workspaceFolders": [{"uri": root, "name": self.checkout.name}],
             "initializationOptions": self.arm.settings or {},
@@ -123,7 +123,7 @@ class Session:
         err = ""
         try:
             ln = text.split("\n")[line]
-            result, ms = c.request("textDocument/inlineCompletion", {
+            result, ms = c.timed_request("textDocument/inlineCompletion", {
                 "textDocument": {"uri": uri}, "position": {"line": line, "character": units(ln[:character], self.encoding)},
                 "context": {"triggerKind": AUTOMATIC}}, timeout=timeout)
         except RpcError as exc:

@@ -44,7 +44,7 @@ from benchmarks.common.report import git_state, write_atomic
 from benchmarks.engine.context_reuse import edit_similarity
 from benchmarks.humaneval import tasks as humaneval
 
-SEARCH_LENGTHS = (3, 5, 7, 9, 12, 16, 22)  # engine.length.DEFAULT_LENGTHS before this experiment
+SEARCH_LENGTHS = (3, 5, 7, 9, 12, 16, 22)  # mercury_engine.length.DEFAULT_LENGTHS before this experiment
 
 
 def parse_lengths(spec: str) -> list[int]:

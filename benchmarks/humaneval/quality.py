@@ -11,7 +11,7 @@ is executed in the sandbox of :mod:`benchmarks.humaneval.tasks` and compared wit
 solution. ``--limit N`` keeps N tasks per benchmark evenly spaced over the file (indices
 ``i * n // N``; deterministic, no seed involved). ``--seed`` is the decoding seed (it matters only
 with ``--decode temperature=...`` > 0). ``--decode key=value`` sets any field of
-``engine.InfillOptions`` (values parsed as JSON when they parse: ``steps=16``,
+``mercury_engine.InfillOptions`` (values parsed as JSON when they parse: ``steps=16``,
 ``temperature=0.2``, ``sampler=reference``, ``heal=false``); unset fields keep the engine's
 defaults (the fast sampler, balanced preset). ``--steps-grid`` re-runs generation with ``steps=`` each value
 and plots pass@1 against denoising steps (``<out stem>.steps.png``). ``--canonical`` runs no
@@ -78,14 +78,14 @@ class Generation:
 
 
 def decode_options(decode: dict[str, object]):
-    """``--decode`` pairs as ``engine.InfillOptions``; unknown or bad fields refused before any time is spent."""
+    """``--decode`` pairs as ``mercury_engine.InfillOptions``; unknown or bad fields refused before any time is spent."""
     from mercury_engine.errors import EngineError
     from mercury_engine.options import InfillOptions
 
     accepted = [f.name for f in dataclasses.fields(InfillOptions)]
     unknown = [k for k in decode if k not in accepted]
     if unknown:
-        raise UsageError(f"engine.InfillOptions has no {', '.join(unknown)} (its fields: {', '.join(accepted)})")
+        raise UsageError(f"mercury_engine.InfillOptions has no {', '.join(unknown)} (its fields: {', '.join(accepted)})")
     options = InfillOptions(**decode)
     try:
         options.validate()

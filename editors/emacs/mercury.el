@@ -19,12 +19,12 @@
 ;; "Apply predicted edits" (also offered by `eglot-code-actions').
 ;;
 ;; Confident part: `M-x mercury-complete-confident' (C-c m c) inserts the suggestion at point up
-;; to the model's first low-confidence token (the server's per-token confidences).
+;; to the model's first low-confidence token (the server's per-token confidences); C-c m w and
+;; C-c m l insert its next word and its next line.
 ;;
-;;   (add-to-list 'load-path "/path/to/mercury-lsp/editors/emacs")
+;;   (add-to-list 'load-path (string-trim (shell-command-to-string "mercury-lsp editors emacs")))
 ;;   (require 'mercury)
-;;   (setq mercury-server-command '("/path/to/mercury-lsp/.venv/bin/mercury-lsp" "serve"))
-;;   (mercury-eglot-setup)
+;;   (mercury-eglot-setup)                        ; also turns on `mercury-mode' (the C-c m keys)
 ;;   (add-hook 'python-mode-hook #'eglot-ensure)
 
 ;;; Code:
@@ -67,10 +67,18 @@ nil: the server's defaults."
 
 ;;;###autoload
 (defun mercury-eglot-setup ()
-  "Make eglot start mercury-lsp for `mercury-modes'."
+  "Make eglot start mercury-lsp for `mercury-modes'.
+Buffers eglot manages with mercury-lsp get `mercury-mode' (its keys)."
   (setq eglot-server-programs
         (cons (cons mercury-modes #'mercury--contact)
-              (cl-remove #'mercury--contact eglot-server-programs :key #'cdr))))
+              (cl-remove #'mercury--contact eglot-server-programs :key #'cdr)))
+  (add-hook 'eglot-managed-mode-hook #'mercury--managed))
+
+(defun mercury--managed ()
+  "Turn `mercury-mode' on in a buffer eglot manages with mercury-lsp.
+Off again when eglot stops managing it."
+  (let ((server (and (eglot-managed-p) (eglot-current-server))))
+    (mercury-mode (if (and server (equal (plist-get (eglot--server-info server) :name) "mercury-lsp")) 1 -1))))
 
 (cl-defmethod eglot-handle-notification
   (_server (_method (eql mercury/status)) &key state message &allow-other-keys)
@@ -101,6 +109,60 @@ that range stays after point.  Returns the inserted text."
     (insert text)
     (backward-char (min rest (length text)))
     text))
+
+(defun mercury--suggestion ()
+  "The server's inline completion at point, or nil.
+An InlineCompletionItem plist."
+  (eglot--signal-textDocument/didChange)
+  (let ((result (jsonrpc-request (mercury--server) :textDocument/inlineCompletion
+                                 (list :textDocument (eglot--TextDocumentIdentifier)
+                                       :position (eglot--pos-to-lsp-position)
+                                       :context (list :triggerKind 1)))))
+    (car (append (plist-get result :items) nil))))
+
+(defun mercury--rest (item)
+  "What ITEM adds at point: its text past the part of it typed already, or nil."
+  (let* ((region (and (plist-get item :range) (eglot--range-region (plist-get item :range))))
+         (typed (if region (buffer-substring-no-properties (car region) (max (car region) (point))) ""))
+         (text (plist-get item :insertText)))
+    (and (stringp text) (string-prefix-p typed text) (substring text (length typed)))))
+
+(defun mercury--next-word (s)
+  "The next word of S, its leading blanks included.
+When S starts with a line break: that and the indent after it."
+  (cond ((string-match "\\`\n[ \t]*" s) (match-string 0 s))
+        ((string-match "\\`[ \t]*\\(?:[[:alnum:]_]+\\|[^[:alnum:]_[:space:]]+\\)" s) (match-string 0 s))
+        (t s)))
+
+(defun mercury--next-line (s)
+  "S up to its first line break.
+When S starts with a line break: that and the next line."
+  (if (string-match "\\`\n[^\n]*" s) (match-string 0 s)
+    (car (split-string s "\n"))))
+
+(defun mercury--complete-part (take)
+  "Insert the part TAKE picks of the suggestion at point, and tell the server.
+Returns the inserted text, or nil."
+  (let* ((item (mercury--suggestion))
+         (rest (and item (mercury--rest item)))
+         (part (and rest (not (string-empty-p rest)) (funcall take rest))))
+    (if (not part)
+        (progn (when (called-interactively-p 'any) (message "mercury: no suggestion here")) nil)
+      (insert part)
+      (jsonrpc-request (mercury--server) :workspace/executeCommand
+                       (list :command "mercury.accepted"
+                             :arguments (vector (list :partial (if (equal part rest) :json-false t)))))
+      part)))
+
+(defun mercury-complete-word ()
+  "Insert the next word of the suggestion at point."
+  (interactive)
+  (mercury--complete-part #'mercury--next-word))
+
+(defun mercury-complete-line ()
+  "Insert the suggestion at point up to the end of its line."
+  (interactive)
+  (mercury--complete-part #'mercury--next-line))
 
 (defun mercury-complete-confident ()
   "Insert the suggestion at point up to the model's first low-confidence token.
@@ -390,6 +452,8 @@ TAB jumps to the next one, then accepts it; C-g dismisses them."
     (define-key map (kbd "C-c m n") #'mercury-next-edit)
     (define-key map (kbd "C-c m a") #'mercury-apply-predicted-edits)
     (define-key map (kbd "C-c m c") #'mercury-complete-confident)
+    (define-key map (kbd "C-c m w") #'mercury-complete-word)
+    (define-key map (kbd "C-c m l") #'mercury-complete-line)
     map)
   "Keys of `mercury-mode'.")
 
@@ -397,7 +461,9 @@ TAB jumps to the next one, then accepts it; C-g dismisses them."
 (define-minor-mode mercury-mode
   "mercury-lsp keys and mode-line state.
 C-c m n: next edit; C-c m a: apply all predicted edits; C-c m c:
-insert the confident part of the suggestion at point."
+insert the confident part of the suggestion at point; C-c m w and
+C-c m l: its next word, its next line.  `mercury-eglot-setup' turns
+it on in the buffers eglot manages with mercury-lsp."
   :lighter (:eval (mercury-mode-line)) :keymap mercury-mode-map)
 
 (provide 'mercury)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mercury_lsp.backend.retrieved import comment_block
-from mercury_lsp.backend.session import Capabilities, Report
+from mercury_lsp.backend.session import Budget, Capabilities, Report
 from mercury_lsp.engine_client import CancelToken, EngineClient, LoadSpec
 from mercury_lsp.next_edit import EngineEdits
 from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec, NextEditResult
@@ -29,7 +29,7 @@ CALIBRATION_CHARS = 16_000  # of real code, to estimate characters per token onc
 LOCAL = Capabilities(edit_model=True, next_edit=False, token_confidence=True, exact_tokens=True)
 
 
-class LocalSession:
+class LocalSession(Budget):
     """One loaded engine (worker threads only)."""
     capabilities = LOCAL
 
@@ -37,14 +37,6 @@ class LocalSession:
         self.engine = engine  # for feature jobs and tests that need more than the session
         self.info = info
         self.edit_model = EngineEdits(engine)
-
-    @property
-    def context_tokens(self) -> int:
-        return self.engine.context_tokens
-
-    @property
-    def chars_per_token(self) -> float:
-        return self.info.chars_per_token
 
     def count_tokens(self, text: str) -> int:
         return self.engine.count_tokens(text)
@@ -78,12 +70,18 @@ class LocalSession:
         return comment_block(spec.retrieved, spec.uri, room, self.count_tokens) if room > 0 else ""
 
     def _token_ends(self, ids: list[int], text: str) -> tuple[int, ...]:
-        """Where each token ends in ``text`` (empty when the decoded tokens do not spell it)."""
+        """Where each token ends in ``text`` (empty when the decoded tokens do not spell it). A
+        healed boundary token starts with the prompt's last characters, which ``text`` does not
+        repeat: ends count from after them (that token's end is 0 when it only re-spells them)."""
         tok = self.engine.tokenizer
         if not ids:
             return ()
-        ends = tuple(len(tok.decode(ids[: i + 1])) for i in range(len(ids)))
-        return ends if text.startswith(tok.decode(ids[: len(ids)])[: len(text)]) else ()
+        full = tok.decode(ids)
+        first = len(tok.decode(ids[:1]))
+        skip = next((k for k in range(first + 1) if full.startswith(text, k)), None)
+        if skip is None:
+            return ()
+        return tuple(max(0, len(tok.decode(ids[: i + 1])) - skip) for i in range(len(ids)))
 
 
 class LocalOpener:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mercury_lsp.backend.base import BackendError, Cancelled, DeadlineExceeded
 from mercury_lsp.backend.outbound import Outbound, not_sent
 from mercury_lsp.backend.remote import RemoteApi
-from mercury_lsp.backend.session import Capabilities, Report
+from mercury_lsp.backend.session import Budget, Capabilities, Report
 from mercury_lsp.config import BackendSettings
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineError, LoadSpec
 from mercury_lsp.schema import EngineInfo, InfillOutcome, InfillSpec, NextEditResult
@@ -44,7 +44,7 @@ PREDICTS_NEXT_EDITS = Capabilities(next_edit=True)
 INFILL_ONLY = Capabilities()
 
 
-class RemoteSession:
+class RemoteSession(Budget):
     """A remote server (worker threads only; any number at once)."""
     edit_model = None  # no remote scores masked spans
 
@@ -67,14 +67,6 @@ class RemoteSession:
                                dtype=settings.api, context_tokens=self.api.context_tokens,
                                chars_per_token=self.api.chars_per_token,
                                load_ms=round((time.perf_counter() - t0) * 1000, 1))
-
-    @property
-    def context_tokens(self) -> int:
-        return self.info.context_tokens
-
-    @property
-    def chars_per_token(self) -> float:
-        return self.info.chars_per_token
 
     def count_tokens(self, text: str) -> int:
         return max(1, round(len(text) / self.chars_per_token))

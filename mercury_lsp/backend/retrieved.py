@@ -66,9 +66,11 @@ def fit(blocks: Sequence[str], room: int, count: Callable[[str], int]) -> list[s
 def comment_block(chunks: Sequence[RetrievedChunk], uri: str | None, room: int | None = None,
                   count: Callable[[str], int] | None = None) -> str:
     """The chunks as comments of ``uri``'s language, to go before the prefix (most relevant
-    nearest to it); within ``room`` tokens when given. Empty when the language has no known line
-    comment: another file's code is then left out rather than written into the prompt as code."""
-    marker = line_comment(uri)
+    nearest to it); within ``room`` tokens when given. With no document named (an HTTP request)
+    the chunks' own language stands in for it: retrieved code is the current file's language.
+    Empty when no line comment is known: another file's code is then left out rather than
+    written into the prompt as code."""
+    marker = line_comment(uri) if uri else next(filter(None, (line_comment(c.path) for c in chunks)), None)
     if marker is None or not chunks:
         return ""
     blocks = [commented(c, marker) for c in chunks]

@@ -81,6 +81,19 @@ class Session(Protocol):
         ...
 
 
+class Budget:
+    """The context budget as the session's ``info`` reports it (what the sessions share)."""
+    info: EngineInfo
+
+    @property
+    def context_tokens(self) -> int:
+        return self.info.context_tokens
+
+    @property
+    def chars_per_token(self) -> float:
+        return self.info.chars_per_token
+
+
 # Tells the user something about the backend (an outage, its end); thread-safe.
 Report = Callable[[str], None]
 

@@ -30,6 +30,9 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
                    help='a remote backend instead of a local model, e.g. \'{"url": "http://gpu-box:8000"}\' '
                         "(the serve setting's fields: url, apiKey, api, model, promptFormat, timeoutMs)")
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    p.add_argument("--no-memory", dest="memory", action="store_false",
+                   help="do not suggest from the repository memory (by default the file's repository is "
+                        "indexed, or its saved index read, and a line it already holds is answered first)")
     p.set_defaults(func=run)
 
 
@@ -49,11 +52,45 @@ def split_at(text: str, line: int, col: int) -> tuple[str, str]:
     return text[:offset], text[offset:]
 
 
+def from_memory(path: Path, text: str, cursor: int) -> tuple[str, float] | None:
+    """The repository memory's line at the cursor, when the precision gate would show it:
+    (text, probability). The memory of the file's repository (its git root, else its folder) is
+    built, or read from the saved index, first."""
+    from mercury_lsp.completion.rank import DocNames, rank
+    from mercury_lsp.config import Settings
+    from mercury_lsp.memory import Context, Memory
+    from mercury_lsp.memory.sources import git_root, is_test_path
+    from mercury_lsp.syntax import grammar_for
+
+    real = path.resolve()
+    root = git_root(real.parent) or real.parent
+    memory = Memory([root])
+    memory.start()
+    memory.wait_built()
+    try:
+        grammar = grammar_for("", real.as_uri()) or ""
+        line_before = text[text.rfind("\n", 0, cursor) + 1:cursor]
+        cands = memory.candidates(Context(real.as_uri(), text, cursor, grammar, is_test_path(str(real))))
+        ranked = rank(cands, None, line_before, doc=DocNames.of(text, cursor))
+    finally:
+        memory.close()
+    gate = Settings().completion.min_probability
+    return (ranked[0].text, ranked[0].probability) if ranked and ranked[0].probability >= gate else None
+
+
 def run(args: argparse.Namespace) -> int:
     from mercury_engine import Engine, InfillOptions
 
     text = read_text(args.file, "")
     prefix, suffix = split_at(text, args.line, args.col)
+    if args.memory:
+        found = from_memory(args.file, text, len(prefix))
+        if found is not None:
+            if args.json:
+                print(json.dumps({"text": found[0], "source": "memory", "probability": round(found[1], 4)}, indent=2))
+            else:
+                sys.stdout.write(found[0] + "\n")
+            return 0
     if args.backend is not None:
         return run_remote(args, prefix, suffix)
     engine = Engine.load(args.model, device=args.device, dtype=args.dtype)

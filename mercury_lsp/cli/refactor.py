@@ -81,6 +81,10 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--preset", choices=("fast", "balanced", "quality"), default="quality",
                    help="decoding preset (default quality: a batch run favours accuracy over latency)")
     f.add_argument("--verbose", "-v", action="store_true", help="say why each dropped fill was dropped")
+    f.add_argument("--retrieval-share", type=float, default=None, metavar="SHARE",
+                   help="share of the model's window for the repository memory's definitions and similar "
+                        "code (default: the memory.retrievalShare setting's: 0 with the embedded model, a quarter "
+                        "with another; 0: no memory)")
     _add_output(f)
     f.set_defaults(func=run_fill)
 
@@ -171,7 +175,7 @@ def finish(args: argparse.Namespace, report: Report) -> int:
     if not args.apply or not changed:
         return 0
     applying.sweep([c.source.path.parent for c in changed])
-    res = applying.apply_changes(changed, atomic_all=args.atomic_all)
+    res = applying.apply_changes(changed, atomic_all=args.atomic_all, root=_roots()[0])
     for path, why in res.skipped:
         _note(args, f"warning: {display_path(path)}: {why}; not replaced")
     _note(args, f"applied {len(res.applied)} file(s)" + (
@@ -263,8 +267,16 @@ def _same_file(file: Path, patch_path: str) -> bool:
     return full.parts[-len(rel.parts):] == rel.parts if len(rel.parts) <= len(full.parts) else False
 
 
+def fill_settings(args: argparse.Namespace):
+    """The settings a fill runs under: the defaults, with the model the command line names."""
+    from mercury_lsp.config import Settings
+
+    return Settings(model=args.model) if getattr(args, "model", None) else Settings()
+
+
 def run_fill(args: argparse.Namespace) -> int:
     from mercury_lsp.refactor.fill import FillStats, fill
+    from mercury_lsp.refactor.fill_memory import MAX_RETRIEVAL_SHARE, fill_memory
     from mercury_lsp.syntax import Grammars
 
     _check_args(args)
@@ -274,7 +286,7 @@ def run_fill(args: argparse.Namespace) -> int:
         raise _usage(f"--max-tokens must be at least 1, got {args.max_tokens}")
     notes: list[str] = []
     try:
-        files, _ = list_files(args.paths)
+        files, _ = list_files(args.paths, notes)
         explicit = {p.resolve() for p in args.paths if p.is_file()}
         sources = []
         for f in files:
@@ -292,10 +304,19 @@ def run_fill(args: argparse.Namespace) -> int:
     from mercury_lsp.refactor.fill import find_stubs
 
     total = sum(len(find_stubs(s, grammars)) for s in sources)
-    with _progress(total, "stub") as tick:
-        changes: list[FileChange] = fill(sources, session, grammars, max_tokens=args.max_tokens,
-                                         min_confidence=args.min_confidence, jobs=args.jobs,
-                                         preset=args.preset, progress=tick, stats=stats)
+    share = fill_settings(args).retrieval_share() if args.retrieval_share is None else args.retrieval_share
+    if not 0.0 <= share <= MAX_RETRIEVAL_SHARE:
+        raise _usage(f"--retrieval-share must be between 0 and {MAX_RETRIEVAL_SHARE}, got {share}")
+    memory = fill_memory(sources) if share > 0 and sources else None
+    try:
+        with _progress(total, "stub") as tick:
+            changes: list[FileChange] = fill(sources, session, grammars, max_tokens=args.max_tokens,
+                                             min_confidence=args.min_confidence, jobs=args.jobs,
+                                             preset=args.preset, progress=tick, stats=stats,
+                                             retrieved=memory.chunks if memory else None, retrieval_share=share)
+    finally:
+        if memory is not None:
+            memory.close()
     notes.append(f"{stats.stubs} stub(s); {stats.completions} non-empty fill(s), {stats.guard_passed} passed "
                  f"the syntax guard, {stats.kept} kept")
     if args.verbose:

@@ -1,6 +1,9 @@
 """The completion pipeline, run on the engine's worker thread for one request:
 
-    parse (incremental) -> context window -> infill -> shape -> trim a repeat -> syntax guard
+    parse (incremental) -> context window -> memory candidates -> [infill with retrieved context]
+        -> rank -> gate -> identifier check -> shape -> trim a repeat -> syntax guard
+
+(``choose`` has the ranking, gate and identifier check.)
 
 The syntax guard keeps a candidate only if it adds no parse errors to its lines; one that does
 is cut back to its last valid line. When not even its first line passes, the default guard
@@ -15,13 +18,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mercury_lsp.completion.accept import confident_length
+from mercury_lsp.completion.choose import MemoryRequest, choose, memory_candidates, name_checker
 from mercury_lsp.completion.indent import fit_indent
+from mercury_lsp.completion.rank import NO_NAMES, DocNames, Draft, rank
+from mercury_lsp.completion.retrieved import seam_chunks
 from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance, shape, suffix_overlap
 from mercury_lsp.config import Settings
 from mercury_lsp.context import Budget, Window, build_window
 from mercury_lsp.documents import DocumentSnapshot
 from mercury_lsp.engine_client import CancelToken
-from mercury_lsp.schema import InfillOutcome, InfillSpec, SpanKind
+from mercury_lsp.schema import InfillOutcome, InfillSpec, RetrievedChunk, SpanKind
 from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard
 
 if TYPE_CHECKING:
@@ -45,11 +51,15 @@ class PipelineResult:
     guard_dropped: bool
     confident: int | None = None  # chars of ``text`` before its first low-confidence token
     guard_prefix: bool = False  # the guard's prefix fallback cut ``text`` inside its first line
+    source: str = ""  # "memory" | "model" | "both" (the draft is a memory continuation too) | ""
+    probability: float | None = None  # the ranker's, of the text shown (or of the best when none)
+    gated: bool = False  # the precision gate held back the best candidate
 
 
 def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings: Settings,
-                 grammars: Grammars, cancel: CancelToken | None) -> PipelineResult:
-    """Runs on the engine worker thread: parse, window, infill, shape, trim, guard."""
+                 grammars: Grammars, cancel: CancelToken | None, memory: MemoryRequest | None = None) -> PipelineResult:
+    """Runs on the engine worker thread: parse, window, memory candidates, (infill), rank, gate,
+    shape, trim, guard."""
     data = None
     tree = None
     seq = 0
@@ -57,25 +67,60 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
         data = snap.text.encode("utf-8")
         tree = grammars.parse(snap, data)
         seq = snap.syntax.seq
+    share = settings.retrieval_share() if memory is not None and settings.memory.enabled else 0.0
     window = build_window(snap, tree, cursor, settings,
-                          Budget(session.context_tokens, session.chars_per_token))
-    # a daemon shared by editors: each document reuses its own context
-    options = settings.infill_options(single_line=window.kind == "line", context_scope=snap.uri)
-    spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens, options=options,
-                      uri=snap.uri)
-    outcome = session.infill(spec, cancel)
-    shaped = shape(outcome.text, window, settings.context.max_lines)
-    text = fit_indent(shaped, snap.text[snap.line_start(snap.line_of(cursor)):cursor])
-    confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(text))
-    dropped = cut = False
-    if text:
-        text, dropped, cut = finish(text, snap, tree, data, window, settings, grammars)
+                          Budget(int(session.context_tokens * (1 - share)), session.chars_per_token))
+    line_before = snap.text[snap.line_start(snap.line_of(cursor)):cursor]
+    cands = memory_candidates(memory, settings, snap.uri, snap.text, cursor, window.replace_end,
+                              block=window.kind == "block")
+    names = DocNames.of(snap.text, cursor) if cands or memory is not None else NO_NAMES
+    ranked = rank(cands, None, line_before, doc=names)
+    outcome = None
+    confident = None
+    drafts = settings.model_drafts()
+    if drafts == "always" or (drafts == "fallback" and (not ranked or ranked[0].probability
+                                                         < settings.completion.min_probability)):
+        # a daemon shared by editors: each document reuses its own context
+        options = settings.infill_options(single_line=window.kind == "line", context_scope=snap.uri)
+        spec = InfillSpec(prefix=window.prefix, suffix=window.suffix, max_tokens=window.max_tokens, options=options,
+                          uri=snap.uri, retrieved=_retrieved(memory, settings, snap, cursor, window, share))
+        outcome = session.infill(spec, cancel)
+        shaped = shape(outcome.text, window, settings.context.max_lines)
+        draft = fit_indent(shaped, line_before)
+        confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(draft))
+        ranked = rank(cands, Draft(draft, outcome.mean_confidence), line_before, doc=names)
+    checker = name_checker(memory, snap.text, line_before) if settings.completion.identifier_check else None
+    verdict: dict[str, bool] = {}
+
+    def finished(text: str, source: str) -> tuple[str, bool, bool]:
+        out, dropped, cut = finish(text, snap, tree, data, window, settings, grammars)
+        verdict.update(dropped=dropped, cut=cut)
+        return out, dropped, cut
+
+    choice = choose(ranked, settings, finished, checker)
+    text = choice.text
+    if choice.source != "model":
+        confident = None
     if text and snap.crlf:
         confident = None if confident is None else confident + text[:confident].count("\n")
         text = text.replace("\n", "\r\n")
     if confident is not None and (confident >= len(text) or not text[:confident].strip()):
         confident = None
-    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq, dropped, confident, cut)
+    return PipelineResult(text, window.kind, window.replace_end, outcome, tree, seq,
+                          verdict.get("dropped", False) and not text, confident, verdict.get("cut", False) and bool(text),
+                          choice.source, choice.probability, choice.gated)
+
+
+def _retrieved(memory: MemoryRequest | None, settings: Settings, snap: DocumentSnapshot, cursor: int, window: Window,
+               share: float) -> tuple[RetrievedChunk, ...]:
+    """The memory's retrieved context for the model (none without the memory or a share; the
+    window was built smaller by that share, and the backend fits the chunks in what is left)."""
+    if memory is None or share <= 0:
+        return ()
+    opts = settings.memory
+    chunks = memory.memory.retrieve(memory.context(snap.uri, snap.text, cursor, window.replace_end),
+                                    memory.open_docs, opts.chunks, opts.definitions)
+    return seam_chunks(chunks, memory.memory.roots)
 
 
 def finish(text: str, snap: DocumentSnapshot, tree, data: bytes | None, window: Window,

@@ -21,17 +21,26 @@ from dataclasses import dataclass
 from functools import partial
 
 from mercury_lsp.completion.cache import SuggestionCache
+from mercury_lsp.completion.choose import MemoryRequest
 from mercury_lsp.completion.pipeline import PipelineResult, run_pipeline
 from mercury_lsp.config import Settings
 from mercury_lsp.documents import Document, DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient, EngineError
 from mercury_lsp.exclusion import Exclusion
+from mercury_lsp.memory import Memory, OpenDoc
+from mercury_lsp.memory.service import uri_path
+from mercury_lsp.memory.sources import is_test_path
 from mercury_lsp.schema import Counters, SpanKind
 from mercury_lsp.syntax import Grammars
 
 log = logging.getLogger(__name__)
 
 LATENCY_SAMPLES = 2048  # engine latencies kept for the p50/p95 of ``mercury/stats``
+# The text the newest edits removed is memory too (a line cut here is often typed again there):
+# this many edit records, as one pseudo-document.
+REMOVED_RECORDS = 32
+REMOVED_URI = "mercury-memory:removed"
+REMOVED_CONTEXT_CHARS = 400  # of the document on each side of a removal: the lines around it
 P95 = 0.95
 
 
@@ -46,6 +55,26 @@ class Suggestion:
     confident: int | None = None  # chars of ``text`` before its first low-confidence token
 
 
+def recent_removals(docs: DocumentStore, excluded) -> tuple[OpenDoc, ...]:
+    """The text the newest edits removed (of documents not excluded), each between the lines that
+    stood around it (the document's text before and after the edit: a removed line is found by
+    what led to it and followed it), as one pseudo-document."""
+    parts = []
+    for r in docs.history.recent(limit=REMOVED_RECORDS):
+        if not r.old_text.strip() or excluded(r.uri):
+            continue
+        doc = docs.get(r.uri)
+        before = doc.text[max(0, r.offset - REMOVED_CONTEXT_CHARS):min(r.offset, len(doc.text))] if doc else ""
+        before = before[before.find("\n") + 1:] if "\n" in before else before
+        after = doc.text[r.offset:r.offset + REMOVED_CONTEXT_CHARS] if doc else ""
+        after = after[:after.rfind("\n") + 1] if "\n" in after else ""
+        parts.append(before + r.old_text + after)
+    if not parts:
+        return ()
+    text = "\n".join(reversed(parts)) + "\n"
+    return (OpenDoc(REMOVED_URI, hash(text), text),)
+
+
 class _Slot:
     def __init__(self, timeout_s: float, prefetch: tuple[str, int] | None = None) -> None:
         self.token = CancelToken(deadline=time.monotonic() + timeout_s)
@@ -58,8 +87,9 @@ class CompletionService:
     """One per client connection: supersede slots, cache, counters."""
 
     def __init__(self, engine: EngineClient, docs: DocumentStore, grammars: Grammars,
-                 settings: Callable[[], Settings]) -> None:
+                 settings: Callable[[], Settings], memory: Callable[[], Memory | None] = lambda: None) -> None:
         self.engine = engine
+        self.memory = memory
         self.docs = docs
         self.grammars = grammars
         self.settings = settings
@@ -115,7 +145,8 @@ class CompletionService:
                 return None
             c.prefetch_used += 1
         self.cancel(uri)
-        hit = self.cache.get(uri, doc.text, cursor, settings.typeahead)
+        scope = self.scope(doc, settings)
+        hit = self.cache.get(uri, doc.text, cursor, settings.typeahead, scope)
         if hit is not None:
             c.cache_hits += 1
             c.served += 1
@@ -134,7 +165,7 @@ class CompletionService:
                     c.superseded += 1
                     return None
             job = partial(run_pipeline, snap=snap, cursor=cursor, settings=settings,
-                          grammars=self.grammars, cancel=slot.token)
+                          grammars=self.grammars, cancel=slot.token, memory=self._memory_request(doc, settings))
             result: PipelineResult = await self.engine.run(job, slot.token)
         except EngineCancelled:
             if slot.superseded:
@@ -160,7 +191,7 @@ class CompletionService:
             log.info("%s v%d %s: %r (raw %r)", uri, snap.version, result.kind, result.text,
                      result.outcome.text if result.outcome else "")
         if result.text:
-            self.cache.put(uri, snap.text, cursor, result.replace_end, result.text, result.kind)
+            self.cache.put(uri, snap.text, cursor, result.replace_end, result.text, result.kind, scope)
         if slot.superseded:
             c.superseded += 1
             return None
@@ -185,7 +216,8 @@ class CompletionService:
                 or not 0 <= cursor <= len(doc.text)):
             return
         self.cancel(uri)
-        if self.cache.get(uri, doc.text, cursor, settings.typeahead) is not None:
+        scope = self.scope(doc, settings)
+        if self.cache.get(uri, doc.text, cursor, settings.typeahead, scope) is not None:
             return  # typeahead or a repeat answers it already
         snap = doc.snapshot(settings.syntax_max_bytes)
         slot = _Slot(settings.request_timeout_ms / 1000, prefetch=(snap.text, cursor))
@@ -193,19 +225,39 @@ class CompletionService:
         self.counters.prefetches += 1
         try:
             job = partial(run_pipeline, snap=snap, cursor=cursor, settings=settings,
-                          grammars=self.grammars, cancel=slot.token)
+                          grammars=self.grammars, cancel=slot.token, memory=self._memory_request(doc, settings))
             result: PipelineResult = await self.engine.run(job, slot.token)
             if result.tree is not None and self.docs.get(uri) is doc:
                 doc.adopt_tree(result.tree, result.seq)
             self._count_guard(result)
             if result.text:
-                self.cache.put(uri, snap.text, cursor, result.replace_end, result.text, result.kind)
+                self.cache.put(uri, snap.text, cursor, result.replace_end, result.text, result.kind, scope)
         except (EngineCancelled, EngineError):
             pass  # superseded, timed out or failed: the request (if any) runs on its own
         finally:
             slot.done.set()
             if self._slots.get(uri) is slot:
                 del self._slots[uri]
+
+    def scope(self, doc: Document, settings: Settings) -> int:
+        """The state of the rest of the workspace a suggestion for ``doc`` depends on: the memory's
+        changes and the other open documents' versions (0 without the memory)."""
+        memory = self.memory()
+        if memory is None or not settings.memory.enabled:
+            return 0
+        return hash((memory.generation, *((d.uri, d.version) for d in self.docs if d.uri != doc.uri)))
+
+    def _memory_request(self, doc: Document, settings: Settings) -> MemoryRequest | None:
+        """The memory and the connection's other open documents as they are now (on the event
+        loop, with the snapshot: the job sees the open texts of the request's moment)."""
+        memory = self.memory()
+        if memory is None or not settings.memory.enabled:
+            return None
+        excluded = self.exclusion().excludes
+        others = tuple(OpenDoc(d.uri, d.version, d.text, d.grammar or "") for d in self.docs
+                       if d.uri != doc.uri and not d.binary and self.docs.get(d.uri) is d and not excluded(d.uri))
+        removed = recent_removals(self.docs, excluded)
+        return MemoryRequest(memory, others + removed, doc.grammar or "", is_test_path(uri_path(doc.uri) or doc.uri))
 
     def _count_guard(self, result: PipelineResult) -> None:
         """The syntax guard's work, for requests and prefetches alike (a prefetch's answer is the

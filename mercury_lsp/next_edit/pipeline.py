@@ -4,7 +4,8 @@
 (``steps.candidates``) and builds the ``RuleContext`` once; then it runs the rules of the
 registry in priority order (``rules.REGISTRY``; a rule disabled by ``nextEdit.disabledRules`` is
 skipped, a fallback rule runs only when no rule before it offered an edit), stamps each edit
-with its rule's code, resolves the overlaps (``resolve.resolve``: the earlier rule wins), drops
+with its rule's code, drops the edits inside a helper their new text calls
+(``resolve.outside_helpers``), resolves the overlaps (``resolve.resolve``: the earlier rule wins), drops
 the edits that add parse errors (``resolve.keep_parsing``) and ranks the rest by confidence.
 ``to_result`` turns the outcome into the shared ``NextEditResult`` schema (ranges in the
 client's position encoding, each edit carrying its document's version and rule).
@@ -17,7 +18,7 @@ import time
 
 from mercury_lsp import __version__
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Note, Outcome, Prediction, check_cancelled
-from mercury_lsp.next_edit.resolve import CONFIDENCE_DIGITS, keep_parsing, ranked, resolve
+from mercury_lsp.next_edit.resolve import CONFIDENCE_DIGITS, keep_parsing, outside_helpers, ranked, resolve
 from mercury_lsp.next_edit.rules import BY_CODE, FAMILIES, REGISTRY, RuleContext
 from mercury_lsp.next_edit.steps.candidates import find_candidates
 from mercury_lsp.next_edit.tree import parse_all
@@ -51,7 +52,7 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
         for p in rule.run(ctx):
             p.rule = rule.code
             offered.append(p)
-    kept = resolve(offered)
+    kept = resolve(outside_helpers(offered, ctx.by_uri))
     checked = keep_parsing([p for p in kept if not BY_CODE[p.rule].self_checked], ctx.by_uri, grammars)
     preds = ranked(checked + [p for p in kept if BY_CODE[p.rule].self_checked], query)
     t2 = time.perf_counter()

@@ -22,12 +22,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from mercury_engine.options import InfillOptions
 from mercury_lsp.documents import Document
 from mercury_lsp.next_edit.tree import walk
 from mercury_lsp.refactor.changes import Edit, FileChange
 from mercury_lsp.refactor.files import Source
-from mercury_lsp.schema import InfillSpec
+from mercury_lsp.schema import InfillSpec, RetrievedChunk
 from mercury_lsp.syntax import Grammars, Replacement, SyntaxGuard, count_errors
 
 if TYPE_CHECKING:
@@ -195,15 +197,23 @@ def _file_parses(src: Source, tree, stub: Stub, new: str, grammars: Grammars) ->
 
 def fill(sources: list[Source], session: Session, grammars: Grammars, *, max_tokens: int,
          min_confidence: float, jobs: int, preset: str = "quality", progress: Callable[[int], None] | None = None,
-         stats: FillStats | None = None) -> list[FileChange]:
+         stats: FillStats | None = None, retrieved: Callable[[Source, int], tuple[RetrievedChunk, ...]] | None = None,
+         retrieval_share: float = 0.0) -> list[FileChange]:
+    """``retrieved(src, offset)``: the repository memory's context for a stub (its definitions and
+    similar code, ``memory.retrieve``), given ``retrieval_share`` of the window (the stub's own
+    text takes the rest; the backend fits the chunks in it)."""
     stats = stats if stats is not None else FillStats()
-    context_chars = int(session.context_tokens * session.chars_per_token * CONTEXT_SHARE)
+    window_chars = session.context_tokens * session.chars_per_token
+    context_chars = int(window_chars * CONTEXT_SHARE * (1 - retrieval_share))
     work = [(src, stub) for src in sources for stub in find_stubs(src, grammars)]
     stats.stubs += len(work)
 
     def run(item: tuple[Source, Stub]):
         src, stub = item
-        out = session.infill(_request(src, stub, max_tokens, context_chars, preset), None)
+        spec = _request(src, stub, max_tokens, context_chars, preset)
+        if retrieved is not None and retrieval_share > 0:
+            spec = msgspec.structs.replace(spec, retrieved=retrieved(src, stub.start))
+        out = session.infill(spec, None)
         if progress is not None:
             progress(1)
         return out

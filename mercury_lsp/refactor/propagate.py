@@ -184,7 +184,7 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
     the edits changed (``refactor.index``); without it, every listed file is read."""
     t0 = time.perf_counter()
     edited_paths = {ef.source.path.resolve() for ef in edited}
-    files, root = list_files(paths) if paths else ([], None)
+    files, root = list_files(paths, notes) if paths else ([], None)
     files = [f for f in files if f not in edited_paths]
     words = set().union(*(changed_identifiers(ef.before, ef.after) for ef in edited))
     pattern = mentions(words)

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -37,10 +38,11 @@ from mercury_lsp.schema import (
     EngineInfo,
     StatusNotification,
 )
-from mercury_lsp.server.access import daemon_owned
+from mercury_lsp.server.access import AllowedRoots, daemon_owned
 from mercury_lsp.server.handlers import register_all
 from mercury_lsp.server.handlers.sync import unreadable_notification
 from mercury_lsp.server.logs import set_log_level
+from mercury_lsp.server.memory_host import MemoryHost
 from mercury_lsp.server.protocol import MercuryProtocol
 from mercury_lsp.syntax import Grammars, grammar_for
 
@@ -68,12 +70,16 @@ class MercuryServer(LanguageServer):
         self.position_encoding = PositionEncoding.UTF16
         self.docs = DocumentStore(grammar_for)
         self.docs.syntax_max_bytes = base.syntax_max_bytes
-        self.completions = CompletionService(engine, self.docs, grammars, lambda: self.current)
+        self.memory_host = MemoryHost(self)
+        # Roots a memory may read (None: the workspace folders on stdio, none on a shared daemon).
+        self.allowed_roots: list[Path] | None = None
+        self.completions = CompletionService(engine, self.docs, grammars, lambda: self.current,
+                                             lambda: self.memory_host.memory)
         workspace_files = WorkspaceFiles()
         self.next_edits = NextEditService(
             engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
-            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files,
-                                             self.exclusion().excludes),
+            lambda q: workspace_files.extend(q, self.readable_roots(), q.options.max_workspace_files,
+                                             self.exclusion().excludes, self.allowed_roots),
             lambda u: self.protocol.notify(NEXT_EDIT_UPDATE_NOTIFICATION, msgspec.to_builtins(u)))
         self.completions.exclusion = self.next_edits.exclusion = self.exclusion
         self.inline_supported = False
@@ -81,8 +87,22 @@ class MercuryServer(LanguageServer):
         self._tasks: set[asyncio.Task] = set()
         self._load_generation = 0
         self.shared = False  # a TCP daemon: engine-wide settings are the daemon's (``access``)
+        self.daemon_roots: AllowedRoots | None = None  # a shared daemon's --root directories (None: stdio)
         # stdio: called with ``initialize``'s processId, to end the daemon when the client dies
         self.watch_client: Callable[[int], None] | None = None
+
+    # ------------------------------------------------------------------ what may be read
+    @property
+    def allowed_roots(self) -> AllowedRoots:
+        """What this connection may read from disk besides its open documents: over stdio the
+        editor's workspace folders, on a shared daemon its command line's ``--root`` directories."""
+        if self.daemon_roots is not None:
+            return self.daemon_roots
+        return AllowedRoots(workspace_roots(self.workspace))
+
+    def readable_roots(self) -> list[Path]:
+        """The directories to read for this client's workspace folders (those it may read)."""
+        return self.allowed_roots.within(workspace_roots(self.workspace))
 
     # ------------------------------------------------------------------ helpers
     def exclusion(self) -> Exclusion:
@@ -125,10 +145,16 @@ class MercuryServer(LanguageServer):
         model_changed = old.model_key != settings.model_key
         backend_changed = old.backend != settings.backend
         self.completions.settings_changed(settings, model_changed or backend_changed or old.preset != settings.preset)
+        self.memory_host.settings_changed()
         if backend_changed:
             self.switch_backend(settings)
         elif model_changed and self.engine.spec is not None:
             self.spawn(self.load_model())
+
+    def memory_exclude(self) -> Callable[[Path], bool]:
+        """Files the memory must never read or return: the ``exclude`` setting's (as it is when
+        asked: a change of the setting applies to the next file read)."""
+        return lambda path: self.exclusion().excludes(path)
 
     def switch_backend(self, settings: Settings) -> None:
         """A new ``backend`` setting (remote <-> local, or another server): a new engine client
@@ -146,9 +172,10 @@ class MercuryServer(LanguageServer):
         self.spawn(old.aclose())
 
     def close(self) -> None:
-        """``shutdown``: cancel the outstanding work."""
+        """``shutdown``: cancel the outstanding work, stop indexing."""
         self.completions.cancel_all()
         self.next_edits.cancel_all()
+        self.memory_host.stop()
 
     def drop(self) -> None:
         """The connection ended (however it ended): cancel its work, its tasks and its requests,

@@ -291,10 +291,15 @@ def test_cut_on_disk_restores_byte_for_byte(tmp_path):
     assert [s[0] for s in seen] == [path.as_uri()] * 2 and seen[0][1] == "caf\u00e9 = ".encode()
 
 
-def test_placeholder_arms_are_refused_with_the_file_to_fill():
+def test_every_arm_names_real_settings_and_placeholders_are_refused(monkeypatch):
+    from mercury_lsp.config import parse_settings
+
     assert [a.name for a in arms_mod.resolve(None)] == list(arms_mod.DEFAULT_ARMS)
+    for arm in arms_mod.resolve([a.name for a in arms_mod.ARMS.values() if a.kind == "server"]):
+        assert parse_settings(arm.settings)[1] == [], arm.name  # no setting the daemon would ignore
+    monkeypatch.setitem(arms_mod.ARMS, "later", arms_mod.Arm("later", "server", None, "to fill"))
     with pytest.raises(ValueError, match="arms.py"):
-        arms_mod.resolve(["+gate"])
+        arms_mod.resolve(["later"])
     with pytest.raises(ValueError, match="unknown arm"):
         arms_mod.resolve(["nope"])
 
@@ -396,4 +401,6 @@ def test_the_benchmark_imports_no_daemon_or_model_code():
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         roots = {n.split(".")[0] for n in names}
         assert not roots & {"mercury_lsp", "engine", "mercury_engine", "mercury_train"}, path
-        assert all(n.startswith("benchmarks.completion") for n in names if n.startswith("benchmarks")), path
+        # no other benchmark's code but the tests' and benchmarks' one wire client
+        assert all(n.startswith(("benchmarks.completion", "benchmarks.common.jsonrpc"))
+                   for n in names if n.startswith("benchmarks")), path

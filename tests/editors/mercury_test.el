@@ -6,6 +6,7 @@
 
 (require 'cl-lib)
 (require 'json)
+(load (expand-file-name "mt.el" (file-name-directory load-file-name)) nil t)
 (require 'mercury)
 
 (setq mercury-server-command (json-parse-string (getenv "MERCURY_SERVER_CMD") :array-type 'list))
@@ -13,22 +14,6 @@
   (setq mercury-settings '(:syntaxGuard "off" :maxTokens 16)))  ; the tests' tiny model: short, unguarded
 (setq eglot-send-changes-idle-time 0)
 (mercury-eglot-setup)
-
-(defun mt-wait (pred seconds)
-  "Process server output until PRED holds or SECONDS pass."
-  (let ((deadline (+ (float-time) seconds)))
-    (while (and (not (funcall pred)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (funcall pred)))
-
-(defun mt-check (name ok &optional detail)
-  (if ok (princ (format "PASS %s\n" name))
-    (princ (format "FAIL %s %s\n--- *Messages*:\n%s\n" name (or detail "")
-                   (with-current-buffer "*Messages*" (buffer-string))))
-    (kill-emacs 1)))
-
-(defun mt-messages ()
-  (with-current-buffer "*Messages*" (buffer-string)))
 
 ;; Start-up, as the README says: eglot in a Python buffer.
 (find-file (getenv "MERCURY_DEMO"))

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,4 +86,45 @@ def test_emacs_next_edit_update_from_files_that_are_not_open(tiny_model, tmp_pat
     for check in ("ready", "silent start-up", "the open document's edit at once", "update merged", "not visited yet",
                   "stale updates dropped", "TAB visits every file", "uses.py renamed", "shapes.py renamed",
                   "preview closed", "no errors"):
+        assert f"PASS {check}\n" in r.stdout, out[-6000:]
+
+
+README = ROOT / "editors" / "emacs" / "README.md"
+README_DRIVER = ROOT / "tests" / "editors" / "mercury_readme_test.el"
+
+
+def _readme() -> tuple[str, list[list[str]]]:
+    """The README's set-up snippet and its key rows ([key, command])."""
+    text = README.read_text()
+    snippet = re.search(r"```elisp\n(.*?)```", text, re.S).group(1)
+    keys = [[k, c] for k, c in re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", text, re.M)]
+    return snippet, keys
+
+
+def test_the_readme_snippet_and_every_documented_key(tiny_model, tmp_path):
+    """The snippet as written (load-path from `mercury-lsp editors emacs` on PATH; eglot started by
+    the hook; mercury-mode turned on) and each key of the README's tables doing what it says."""
+    snippet, keys = _readme()
+    assert len(keys) == 7 and "mercury-mode" in snippet
+    (tmp_path / "snippet.el").write_text(snippet)
+    bindir = tmp_path / "bin"  # `mercury-lsp` on PATH, as after an install
+    bindir.mkdir()
+    launcher = bindir / "mercury-lsp"
+    launcher.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m mercury_lsp.cli \"$@\"\n")
+    launcher.chmod(0o755)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "demo.py").write_text(PROBE_TEXT)
+    (proj / "area.py").write_text(AREA)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path),
+           "MERCURY_SNIPPET": str(tmp_path / "snippet.el"), "MERCURY_KEYS": json.dumps(keys),
+           "MERCURY_SERVER_CMD": json.dumps(serve_command()), "MERCURY_DEMO": str(proj / "demo.py"),
+           "MERCURY_AREA": str(proj / "area.py")}
+    r = subprocess.run([EMACS, "--batch", "-l", str(README_DRIVER)], cwd=proj, env=env, capture_output=True,
+                       text=True, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-6000:]
+    for check in ("eglot started by the hook", "mercury-mode on", "C-c m w inserts the next word",
+                  "C-c m l inserts the line", "C-c m c inserts the confident part", "C-c m n previews the edits",
+                  "TAB jumps and accepts", "C-g dismisses, leaving the buffer", "C-c m a applies them all"):
         assert f"PASS {check}\n" in r.stdout, out[-6000:]

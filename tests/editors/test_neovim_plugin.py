@@ -1,58 +1,15 @@
-"""The Neovim plugin (editors/neovim) in a real headless Neovim 0.12, set up as the README says:
-no message at start-up, ghost text shown (256-colour highlight) and accepted with <Tab>, the
-confident-part key, next edit across two locations (Tab jumps, Tab accepts), dismiss, the
-statusline and :checkhealth mercury."""
+"""The Neovim plugin (editors/neovim) in a real headless Neovim, set up as the README says: no
+message at start-up, ghost text shown (256-colour highlight) and accepted with <Tab>, the
+confident-part key, next edit across two and across seven locations (Tab jumps, Tab accepts; the
+new text drawn after the struck-through old text), dismiss, the statusline and :checkhealth
+mercury. The tests marked with ``NVIMS`` run on Neovim 0.12 and 0.11 (tests/support/nvim_harness.py)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+import pytest
 
-from tests.support.nvim_harness import NVIM, ROOT, needs_nvim, pynvim
-from tests.support.server import PROBE_TEXT, probe_positions, serve_command
-
-PLUGIN = ROOT / "editors" / "neovim"
-
-# The README's setup, with the server command of the tests (tiny model) instead of `mercury-lsp`.
-INIT = """
-vim.opt.rtp:prepend(%(plugin)s)
-vim.cmd('runtime plugin/mercury.lua')
-require('mercury').setup({
-  cmd = vim.json.decode(%(cmd)s),
-  cmd_cwd = %(root)s,
-  root_dir = %(workdir)s,
-  settings = %(settings)s,
-})
-"""
-
-WAIT_READY = "return vim.wait(120000, function() return require('mercury').state == 'ready' end, 50)"
-
-
-@contextmanager
-def plugin_nvim(tmp_path: Path, name: str, text: str, settings: str = "{}",
-                files: dict[str, str] | None = None) -> Iterator[pynvim.api.Nvim]:
-    """Neovim editing ``proj/<name>``; ``files``: more files of the project (the server's workspace)."""
-    workdir = tmp_path / "proj"
-    workdir.mkdir()
-    for other, content in (files or {}).items():
-        (workdir / other).write_text(content)
-    source = workdir / name
-    source.write_text(text)
-    init = tmp_path / "init.lua"
-    init.write_text(INIT % {"plugin": json.dumps(str(PLUGIN)), "cmd": json.dumps(json.dumps(serve_command())),
-                            "root": json.dumps(str(ROOT)), "workdir": json.dumps(str(workdir)),
-                            "settings": settings})
-    nvim = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "-n", "--clean", "-u", str(init)])
-    try:
-        nvim.command("filetype on")
-        nvim.command(f"edit {source}")
-        assert nvim.exec_lua(WAIT_READY)
-        yield nvim
-    finally:
-        nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_clients(), true)")
-        nvim.close()
+from tests.support.nvim_harness import NVIMS, needs_nvim, plugin_nvim
+from tests.support.server import PROBE_TEXT, probe_positions
 
 
 def _messages(nvim) -> str:
@@ -61,9 +18,9 @@ def _messages(nvim) -> str:
     return nvim.exec_lua("return vim.fn.execute('messages')").strip()
 
 
-@needs_nvim
-def test_start_up_is_silent_statusline_and_health(tiny_model, tmp_path):
-    with plugin_nvim(tmp_path, "demo.py", "x = 1\n") as nvim:
+@pytest.mark.parametrize("nvim_bin", NVIMS)
+def test_start_up_is_silent_statusline_and_health(tiny_model, tmp_path, nvim_bin):
+    with plugin_nvim(tmp_path, "demo.py", "x = 1\n", nvim=nvim_bin) as nvim:
         assert _messages(nvim) == ""
         assert nvim.exec_lua("return require('mercury').status()") == "mercury"
         assert nvim.exec_lua("return vim.g.mercury_status") == "ready"
@@ -76,9 +33,10 @@ def test_start_up_is_silent_statusline_and_health(tiny_model, tmp_path):
         assert hl.get("ctermfg") == 244 and hl.get("italic")
 
 
-@needs_nvim
-def test_ghost_text_and_accept(tiny_model, tmp_path):
-    with plugin_nvim(tmp_path, "demo.py", PROBE_TEXT, settings="{ syntaxGuard = 'off', maxTokens = 16 }") as nvim:
+@pytest.mark.parametrize("nvim_bin", NVIMS)
+def test_ghost_text_and_accept(tiny_model, tmp_path, nvim_bin):
+    with plugin_nvim(tmp_path, "demo.py", PROBE_TEXT, settings="{ syntaxGuard = 'off', maxTokens = 16 }",
+                     nvim=nvim_bin) as nvim:
         found = nvim.exec_lua(FIND_POSITION, [list(p) for p in probe_positions()])
         assert found, "no position with a suggestion"
         line, col, want, _ = found
@@ -113,13 +71,19 @@ end
 return nil
 """
 
+# The ghost text shown: Neovim 0.12 draws it (its namespace), the plugin on 0.11 (mercury.ghost).
 GHOST_TEXT = """
-local ns = vim.api.nvim_get_namespaces()['nvim.lsp.inline_completion']
-local ok = vim.wait(30000, function()
-  return ns ~= nil and #vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {}) > 0
-end, 20)
+local function marks()
+  for _, name in ipairs({ 'nvim.lsp.inline_completion', 'mercury.ghost' }) do
+    local ns = vim.api.nvim_get_namespaces()[name]
+    local found = ns and vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true }) or {}
+    if #found > 0 then return found end
+  end
+  return {}
+end
+local ok = vim.wait(30000, function() return #marks() > 0 end, 20)
 if not ok then return nil end
-local mark = vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true })[1]
+local mark = marks()[1]
 local parts = {}
 for _, chunk in ipairs(mark[4].virt_text) do
   assert(chunk[2] == 'ComplHint')
@@ -147,21 +111,32 @@ return vim.wait(60000, function() return #require('mercury.next_edit').pending(0
 """
 
 
-@needs_nvim
-def test_next_edit_across_two_locations(tiny_model, tmp_path):
-    with plugin_nvim(tmp_path, "area.py", RENAME_SOURCE) as nvim:
+# Each location's marks: the range (struck through) and, in the second namespace, the new text
+# drawn inline where the range ends — after the old text, as the README says.
+DRAWN = """
+local ns = vim.api.nvim_get_namespaces()['mercury.next_edit']
+local ns_new = vim.api.nvim_get_namespaces()['mercury.next_edit.new']
+local ranges = vim.tbl_map(function(m) return { m[2], m[3], m[4].end_col, m[4].hl_group } end,
+  vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true }))
+local texts = vim.tbl_map(function(m) return { m[2], m[3], m[4].virt_text[1][1], m[4].virt_text_pos } end,
+  vim.api.nvim_buf_get_extmarks(0, ns_new, 0, -1, { details = true }))
+return { ranges, texts }
+"""
+
+
+@pytest.mark.parametrize("nvim_bin", NVIMS)
+def test_next_edit_across_two_locations(tiny_model, tmp_path, nvim_bin):
+    with plugin_nvim(tmp_path, "area.py", RENAME_SOURCE, nvim=nvim_bin) as nvim:
         buf = nvim.current.buffer
         nvim.command("call cursor(1, 10)")
         nvim.input("cww<Esc>")  # leaving insert mode after a change asks for the next edit
         marks = nvim.exec_lua(MARKS)
         assert marks == [[1, 12, "w"], [2, 19, "w"]]
-        # Both are drawn: old text struck through (a range), new text inline after it.
-        drawn = nvim.exec_lua("""
-          local ns = vim.api.nvim_get_namespaces()['mercury.next_edit']
-          return vim.tbl_map(function(m) return { m[2], m[4].hl_group, m[4].virt_text[1][1] } end,
-            vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true }))""")
-        assert [(d[0], d[2]) for d in drawn] == [(1, "w"), (2, "w")]
-        assert {d[1] for d in drawn} == {"MercuryNextEditCurrent", "MercuryNextEditOld"}
+        # Both are drawn: old text struck through (the range of `width`), the new text after it.
+        ranges, texts = nvim.exec_lua(DRAWN)
+        assert [r[:3] for r in ranges] == [[1, 12, 17], [2, 19, 24]]
+        assert {r[3] for r in ranges} == {"MercuryNextEditCurrent", "MercuryNextEditOld"}
+        assert texts == [[1, 17, "w", "inline"], [2, 24, "w", "inline"]]
         cursors = []
         for _ in range(4):
             nvim.exec_lua(TAB_AND_WAIT)
@@ -176,6 +151,30 @@ def test_next_edit_across_two_locations(tiny_model, tmp_path):
         nvim.input("<Esc>")
         assert nvim.exec_lua("return vim.wait(2000, function() return not require('mercury.next_edit').visible(0) end)")
         assert buf[0] == "def area(breadth, height):"
+        assert _messages(nvim) == ""
+
+
+# A parameter used at seven places: renaming it at its definition predicts seven edits, and Tab
+# walks every one of them (jump, accept), the last included.
+SEVEN = ("def scale(value, factor):\n    low = value - 1\n    high = value + 1\n    mid = (value + value) / 2\n"
+         "    print(value)\n    return value * factor + low + high + mid - value\n")
+
+
+@pytest.mark.parametrize("nvim_bin", NVIMS)
+def test_tab_walks_all_seven_locations_of_a_rename(tiny_model, tmp_path, nvim_bin):
+    with plugin_nvim(tmp_path, "scale.py", SEVEN, nvim=nvim_bin) as nvim:
+        nvim.command("call cursor(1, 11)")
+        nvim.input("ciwv<Esc>")
+        n = nvim.exec_lua("return vim.wait(60000, function() return #require('mercury.next_edit').pending(0) == 7 end, 20)"
+                          " and #require('mercury.next_edit').pending(0)")
+        assert n == 7, nvim.exec_lua("return vim.tbl_map(function(e) return { e[1], e[2], e[5] } end, "
+                                     "require('mercury.next_edit').pending(0))")
+        for _ in range(14):  # seven jumps, seven accepts
+            nvim.exec_lua(TAB_AND_WAIT)
+        assert "\n".join(nvim.current.buffer[:]) + "\n" == SEVEN.replace("value", "v")
+        assert not nvim.exec_lua("return require('mercury.next_edit').visible(0)")
+        ranges, texts = nvim.exec_lua(DRAWN)
+        assert ranges == [] and texts == []
         assert _messages(nvim) == ""
 
 

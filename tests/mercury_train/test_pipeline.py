@@ -1,4 +1,6 @@
-"""The embedded model's pipeline on a toy corpus: corpus rules, tokenizer, and `train fit` (the
+"""The training pipeline end to end on a toy corpus (prepare -> fit -> export, the flow through
+mercury_train/corpus.py, tokens.py, bpe.py, budget.py, recipe.py and runs.py; the modules' own
+tests are test_<module>.py beside this file): corpus rules, tokenizer, and `train fit` (the
 budgeted trainer) with its resume, export and --init-from."""
 
 from __future__ import annotations

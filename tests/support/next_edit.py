@@ -10,10 +10,29 @@ from mercury_lsp.next_edit.pipeline import rule_context
 from mercury_lsp.syntax import Grammars, grammar_for
 
 G = Grammars()
+# A function whose parameter is shadowed by a nested function, a lambda, a comprehension, a
+# keyword argument, an attribute and an f-string: the cases a scope-aware rename tells apart.
+AREA = '''def area(width, height):
+    total = width * height
+    def inner(width):
+        return width
+    scale = lambda width: width * 2
+    print(f(width=width), obj.width, [width for width in range(3)], f"{width}")
+    return total + width
+
+width = 3
+x = area(1, 2)
+y = area(3, 4)
+'''
 
 
 def doc(uri: str, text: str, history: tuple[str, ...] = (), times: tuple[float, ...] = (), grammar="python"):
     return DocState(uri, text, grammar, 1, history, max(times, default=0.0), times)
+
+
+def edited(uri: str, text: str, history: tuple[str, ...] = (), grammar: str = "python") -> DocState:
+    """A document edited once per text of ``history`` (all at time 1)."""
+    return DocState(uri, text, grammar, 1, history, 1.0 if history else 0.0, (1.0,) * len(history))
 
 
 def ask(*docs: DocState, cursor_uri: str | None = None, cursor: int = 0):
@@ -30,6 +49,11 @@ def run(after: str, before: str, *others: DocState, model=None, uri="file:///a.p
     docs = (DocState(uri, after, grammar_for("", uri), 7, (before,), 1.0), *others)
     q = NextEditQuery(docs, uri, cursor, options=options or NextEditOptions())
     return predict(q, model, G), q
+
+
+def applied_all(text: str, preds) -> str:
+    """``text`` with every prediction applied (one document)."""
+    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
 
 
 def renamed(text: str, preds) -> str:

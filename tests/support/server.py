@@ -3,6 +3,7 @@ complete (``PROBE_TEXT``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from benchmarks.common.checkouts import cli_argv
 from benchmarks.common.jsonrpc import LspConnection
+from tests.support.settings import MODEL_DRAFTS_RAW
 
 # Created once per test session (the server only reads it after `initialized`).
 _RUN = os.environ.get("MERCURY_TEST_RUN", str(os.getpid()))
@@ -41,8 +43,19 @@ def configuration_answers(config: dict):
 
 
 def serve_command(*extra: str) -> list[str]:
-    return [*cli_argv(os.environ.get(SERVER_SOURCE_ENV) or None), "serve", "--model", str(TINY_MODEL_DIR),
-            "--dtype", "float32", "--threads", "1", *extra]
+    """The tiny model's daemon; its base settings show the model's drafts ungated with no memory
+    (``tests.support.settings``), merged under any ``--settings`` in ``extra`` (a daemon of another
+    checkout, older than those settings, gets only ``extra``'s)."""
+    args = list(extra)
+    other = os.environ.get(SERVER_SOURCE_ENV) or None
+    settings = {} if other else dict(MODEL_DRAFTS_RAW)
+    if "--settings" in args:
+        i = args.index("--settings")
+        settings.update(json.loads(args[i + 1]))
+        del args[i:i + 2]
+    base = ["--settings", json.dumps(settings)] if settings else []
+    return [*cli_argv(other), "serve", "--model", str(TINY_MODEL_DIR), "--dtype", "float32", "--threads", "1",
+            *base, *args]
 
 
 class TcpDaemon:

@@ -10,7 +10,7 @@ Otherwise the model-only path (``drop_candidates``) takes identifiers whose like
 from __future__ import annotations
 
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
-from mercury_lsp.next_edit.scopes import OTHER_NAMESPACES, declaring_scopes
+from mercury_lsp.next_edit.scopes import OTHER_NAMESPACES, declares_local, declaring_scopes, member_key
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
@@ -179,7 +179,7 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
     other documents of the grammar)."""
     kind = node.type
     func = node.parent
-    declared = False
+    declared = declares_local(home.doc.text, home.b.char(node.start_byte), home.b.char(node.end_byte))
     while func is not None and not (("function" in func.type or "method" in func.type) and "call" not in func.type):
         if any(w in func.type for w in ("parameter", "declarat", "declarator")):
             declared = True
@@ -189,8 +189,9 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
         return [(p, n) for p in docs for n in walk(p.tree.root_node)
                 if n.type == kind and p.b.node_text(n) == old], "member"
     scope = func if declared and func is not None else home.tree.root_node
+    # a variable, never the name of a struct literal's field (``Report{title: title}``)
     sites = [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old
-             and enclosing(n, OTHER_NAMESPACES) is None]
+             and enclosing(n, OTHER_NAMESPACES) is None and not member_key(n)]
     if scope is func:
         return sites, "local"
     # a document-wide name: not where a function binds the same name itself; where the edited

@@ -18,7 +18,16 @@ from mercury_lsp.schema import (
     NEXT_EDIT_REQUEST,
     STATS_REQUEST,
 )
-from mercury_lsp.server.handlers import completion, documents, lifecycle, next_edit, settings, status, sync
+from mercury_lsp.server.handlers import (
+    completion,
+    documents,
+    files,
+    lifecycle,
+    next_edit,
+    settings,
+    status,
+    sync,
+)
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
@@ -44,6 +53,9 @@ METHODS: tuple[Method, ...] = (
     Method(lsp.TEXT_DOCUMENT_DID_CHANGE, documents.did_change),
     Method(lsp.TEXT_DOCUMENT_DID_CLOSE, documents.did_close),
     Method(DOCUMENT_STATE_REQUEST, sync.state),
+    # files on disk (the repository memory)
+    Method(lsp.TEXT_DOCUMENT_DID_SAVE, files.did_save, files.SAVE_OPTIONS),
+    Method(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, files.did_change_watched_files),
     # completion
     Method(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, completion.inline_completion, completion.INLINE_OPTIONS),
     Method(lsp.TEXT_DOCUMENT_COMPLETION, completion.completion, completion.COMPLETION_OPTIONS),

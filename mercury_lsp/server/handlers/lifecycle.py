@@ -1,5 +1,5 @@
 """``initialize`` (position encoding, client capabilities, initialization options; on stdio the
-client process is watched, ``server.lifetime``), ``initialized`` (starts the model load) and
+client process is watched, ``server.lifetime``), ``initialized`` (starts the model load and the repository memory, registers the file watcher) and
 ``shutdown`` (cancels outstanding work)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from lsprotocol import types as lsp
 
 from mercury_lsp.config import parse_settings, problems_message
 from mercury_lsp.documents import PositionEncoding
+from mercury_lsp.server.handlers.files import register_watcher
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
@@ -45,6 +46,8 @@ def initialize(ls: MercuryServer, params: lsp.InitializeParams) -> None:
 
 def initialized(ls: MercuryServer, params: lsp.InitializedParams) -> None:
     ls.spawn(ls.load_model())
+    ls.spawn(register_watcher(ls))
+    ls.memory_host.start()
 
 
 def shutdown(ls: MercuryServer, params: Any) -> None:

@@ -136,3 +136,20 @@ def test_cli_usage_errors_exit_nonzero(source, capsys):
         main(["infill", str(source), "--line", "two", "--col", "1"])
     assert info.value.code == 2
     assert "invalid int value" in capsys.readouterr().err
+
+
+NEIGHBOUR = ("import json\n\n\ndef load_settings(path):\n    with open(path, encoding='utf-8') as fh:\n"
+             "        return json.load(fh, object_hook=SettingsRecord.from_mapping)\n\n\n"
+             "def save(path, settings):\n    with open(path, 'w') as fh:\n        json.dump(settings, fh)\n")
+
+
+def test_cli_infill_answers_a_line_the_repository_holds_from_the_memory(tiny_dir, tmp_path, capsys):
+    (tmp_path / "settings.py").write_text(NEIGHBOUR, encoding="utf-8")
+    doc = tmp_path / "other.py"
+    doc.write_text(NEIGHBOUR.replace("load_settings", "read_other").replace(
+        "json.load(fh, object_hook=SettingsRecord.from_mapping)", ""), encoding="utf-8")
+    assert _cli(tiny_dir, str(doc), "--line", "6", "--col", "16", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["text"] == "json.load(fh, object_hook=SettingsRecord.from_mapping)" and data["source"] == "memory"
+    assert _cli(tiny_dir, str(doc), "--line", "6", "--col", "16", "--json", "--no-memory", "--max-tokens", "2") == 0
+    assert "token_ids" in json.loads(capsys.readouterr().out)  # the model's answer

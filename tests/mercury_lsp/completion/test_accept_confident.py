@@ -7,10 +7,10 @@ import msgspec
 
 from mercury_lsp.completion import Suggestion, inline_items, run_pipeline
 from mercury_lsp.completion.accept import ACCEPTED_COMMAND, confident_length
-from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.schema import InfillOutcome
 from mercury_lsp.syntax import Grammars, grammar_for
+from tests.support.settings import drafts
 
 GRAMMARS = Grammars()
 
@@ -35,7 +35,7 @@ class ScoredSession:
 def _item(marked: str, tokens):
     cursor = marked.index("|")
     doc = DocumentStore(grammar_for).open("file:///a.py", "python", 1, marked.replace("|", "", 1))
-    result = run_pipeline(ScoredSession(tokens), doc.snapshot(1 << 20), cursor, Settings(), GRAMMARS, None)
+    result = run_pipeline(ScoredSession(tokens), doc.snapshot(1 << 20), cursor, drafts(), GRAMMARS, None)
     s = Suggestion(result.text, cursor, result.replace_end, result.kind, 1, cached=False, confident=result.confident)
     return inline_items(doc, s, PositionEncoding.UTF16).items[0]
 

@@ -8,6 +8,7 @@ from mercury_lsp.context import Budget, build_window, choose_span
 from mercury_lsp.documents import DocumentStore
 from mercury_lsp.syntax import Grammars, grammar_for
 from tests.support.fakes import FakeSession
+from tests.support.settings import drafts
 
 GRAMMARS = Grammars()
 
@@ -44,7 +45,7 @@ def test_identifier_rest_is_replaced_not_split():
     snap, cursor, tree = snap_at("value = compu|te_total(x)\n")
     kind_, replace_end, _ = choose_span(snap, tree, cursor)
     assert kind_ == "line" and snap.text[cursor:replace_end] == "te_total"
-    w = build_window(snap, tree, cursor, Settings(), Budget(256, 3.0))
+    w = build_window(snap, tree, cursor, drafts(), Budget(256, 3.0))
     assert w.prefix.endswith("compu") and w.suffix.startswith("(x)")
 
 
@@ -52,7 +53,7 @@ def test_windows_cut_at_node_boundaries_and_prefer_edited_scope():
     funcs = "".join(f"def f{i}(a):\n    return a + {i}\n\n\n" for i in range(60))
     text = "import os\n\n\n" + funcs + "def g(x):\n    y = x\n    |\n    return y\n\n\ndef h():\n    pass\n"
     snap, cursor, tree = snap_at(text)
-    w = build_window(snap, tree, cursor, Settings(), Budget(256, 3.0))
+    w = build_window(snap, tree, cursor, drafts(), Budget(256, 3.0))
     assert w.prefix.endswith("def g(x):\n    y = x\n    ")
     assert w.prefix.startswith("import os")  # imports are preferred among the nodes before
     assert len(w.prefix) <= w.prefix_chars_budget and len(w.suffix) <= w.suffix_chars_budget
@@ -66,7 +67,7 @@ def test_windows_cut_at_node_boundaries_and_prefer_edited_scope():
     line = doc.text.split("\n").index("def f3(a):") + 1
     store.change("file:///t.py", 2, [((line, 12, line, 12), "b")], "utf-16")
     snap2 = doc.snapshot(1 << 20)
-    w2 = build_window(snap2, GRAMMARS.parse(snap2), cursor + 1, Settings(), Budget(256, 3.0))
+    w2 = build_window(snap2, GRAMMARS.parse(snap2), cursor + 1, drafts(), Budget(256, 3.0))
     assert "def f3(a):\n    return ab + 3" in w2.prefix
 
 
@@ -80,47 +81,47 @@ def test_sanitize_and_suffix_overlap():
 
 def test_pipeline_trims_repeated_closer_but_keeps_needed_one():
     snap, cursor, _ = snap_at("print(|)\n")
-    r = run_pipeline(FakeSession("x, y)"), snap, cursor, Settings(), GRAMMARS, None)
+    r = run_pipeline(FakeSession("x, y)"), snap, cursor, drafts(), GRAMMARS, None)
     assert r.text == "x, y"
-    r = run_pipeline(FakeSession("foo()"), snap, cursor, Settings(), GRAMMARS, None)
+    r = run_pipeline(FakeSession("foo()"), snap, cursor, drafts(), GRAMMARS, None)
     assert r.text == "foo()"  # trimming would unbalance: the guard keeps it
 
 
 def test_syntax_guard_cuts_to_valid_lines_or_drops():
     snap, cursor, _ = snap_at("def f(a):|\n")
-    r = run_pipeline(FakeSession("\n    b = a * 2\n    return (b"), snap, cursor, Settings(), GRAMMARS, None)
+    r = run_pipeline(FakeSession("\n    b = a * 2\n    return (b"), snap, cursor, drafts(), GRAMMARS, None)
     assert r.text == "\n    b = a * 2"
     snap, cursor, _ = snap_at("x = 1|\n")
-    r = run_pipeline(FakeSession(" ]]]"), snap, cursor, Settings(), GRAMMARS, None)
+    r = run_pipeline(FakeSession(" ]]]"), snap, cursor, drafts(), GRAMMARS, None)
     assert r.text == "" and r.guard_dropped
-    off = Settings(syntax_guard="off")
+    off = drafts(syntax_guard="off")
     assert run_pipeline(FakeSession(" ]]]"), snap, cursor, off, GRAMMARS, None).text == " ]]]"
 
 
 def test_multiline_shape_follows_the_block():
     snap, cursor, _ = snap_at("def f(a):|\n\nprint(1)\n")
-    r = run_pipeline(FakeSession("\n    return a\nprint(2)\n"), snap, cursor, Settings(), GRAMMARS, None)
+    r = run_pipeline(FakeSession("\n    return a\nprint(2)\n"), snap, cursor, drafts(), GRAMMARS, None)
     assert r.text == "\n    return a"
     snap, cursor, _ = snap_at("x = foo(a|)\n")
-    r = run_pipeline(FakeSession(", b)\ny = 2"), snap, cursor, Settings(), GRAMMARS, None)
+    r = run_pipeline(FakeSession(", b)\ny = 2"), snap, cursor, drafts(), GRAMMARS, None)
     assert r.text == ", b"
 
 
 def test_line_spans_ask_the_engine_for_one_line():
     snap, cursor, _ = snap_at("x = foo(a|)\n")
     session = FakeSession(", b)\ny = 2")
-    r = run_pipeline(session, snap, cursor, Settings(), GRAMMARS, None)
+    r = run_pipeline(session, snap, cursor, drafts(), GRAMMARS, None)
     assert r.kind == "line" and session.specs[-1].options.single_line
     snap, cursor, _ = snap_at("def f(a):|\n\nprint(1)\n")
-    run_pipeline(session, snap, cursor, Settings(), GRAMMARS, None)
+    run_pipeline(session, snap, cursor, drafts(), GRAMMARS, None)
     assert not session.specs[-1].options.single_line  # a block span stays multi-line
 
 
 def test_the_context_cache_setting_reaches_the_engine_spec():
     snap, cursor, _ = snap_at("x = foo(a|)\n")
     session = FakeSession(", b)")
-    run_pipeline(session, snap, cursor, Settings(), GRAMMARS, None)
-    run_pipeline(session, snap, cursor, Settings(context_cache=False), GRAMMARS, None)
+    run_pipeline(session, snap, cursor, drafts(), GRAMMARS, None)
+    run_pipeline(session, snap, cursor, drafts(context_cache=False), GRAMMARS, None)
     assert [s.options.context_reuse for s in session.specs] == [True, False]
     assert {s.uri for s in session.specs} == {snap.uri}  # the seam knows the document
 

@@ -11,10 +11,10 @@ import pytest
 
 from mercury_lsp.completion import Suggestion, inline_items, run_pipeline
 from mercury_lsp.completion.indent import fit_indent
-from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.syntax import Grammars, grammar_for
 from tests.support.fakes import FakeSession
+from tests.support.settings import drafts
 
 GRAMMARS = Grammars()
 
@@ -40,7 +40,7 @@ def _open(lang: str, uri: str, marked: str):
 def test_fresh_indented_line_is_indented_once(lang, uri, marked, model_text, want_line):
     doc, cursor = _open(lang, uri, marked)
     snap = doc.snapshot(1 << 20)
-    result = run_pipeline(FakeSession(model_text), snap, cursor, Settings(), GRAMMARS, None)
+    result = run_pipeline(FakeSession(model_text), snap, cursor, drafts(), GRAMMARS, None)
     assert result.text == model_text.lstrip()  # the line already has the indentation
     s = Suggestion(result.text, cursor, result.replace_end, result.kind, doc.version, cached=False)
     item = inline_items(doc, s, PositionEncoding.UTF16).items[0]

@@ -11,15 +11,16 @@ from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentStore
 from mercury_lsp.syntax import Grammars, SyntaxGuard, grammar_for
 from tests.support.fakes import FakeSession
+from tests.support.settings import drafts
 
 GRAMMARS = Grammars()
-DROP = Settings(syntax_guard="drop")
+DROP = drafts(syntax_guard="drop")
 
 
 def complete(text: str, model_text: str, settings: Settings | None = None):
     cursor = text.index("|")
     doc = DocumentStore(grammar_for).open("file:///t.py", "python", 1, text.replace("|", "", 1))
-    return run_pipeline(FakeSession(model_text), doc.snapshot(1 << 20), cursor, settings or Settings(),
+    return run_pipeline(FakeSession(model_text), doc.snapshot(1 << 20), cursor, settings or drafts(),
                         GRAMMARS, None)
 
 
@@ -58,7 +59,7 @@ def test_a_valid_line_is_shown_whole_and_lines_are_cut_before_prefixes():
 
 
 def test_guard_off_shows_the_raw_text():
-    assert complete("def f(args):\n    return|\n", " func(args", Settings(syntax_guard="off")).text == " func(args"
+    assert complete("def f(args):\n    return|\n", " func(args", drafts(syntax_guard="off")).text == " func(args"
 
 
 def test_word_prefixes_cut_between_words_longest_first():
@@ -110,7 +111,7 @@ def test_requests_and_prefetches_count_the_guards_work():
     text = "def f(args):\n    return\n"
     store.open("file:///t.py", "python", 1, text)
     cursor = text.index("return") + len("return")
-    config = Settings(prefetch=True)
+    config = drafts(prefetch=True)
     service = CompletionService(Engine(" func(args"), store, GRAMMARS, lambda: config)
     asyncio.run(service.prefetch("file:///t.py", cursor))
     assert service.counters.guard_prefix == 1

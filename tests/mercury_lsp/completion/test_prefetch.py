@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 
 from mercury_lsp.completion import CompletionService
-from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.server.handlers.documents import prefetch_after
 from mercury_lsp.syntax import Grammars, grammar_for
 from tests.mercury_lsp.completion.test_typeahead import RecordingEngine, position
+from tests.support.settings import drafts
 
 GRAMMARS = Grammars()
 UTF16 = PositionEncoding.UTF16
@@ -20,7 +20,7 @@ URI = "file:///prefetch.py"
 def make_service(prefetch: bool = True):
     store = DocumentStore(grammar_for)
     engine = RecordingEngine()
-    config = Settings(prefetch=prefetch)
+    config = drafts(prefetch=prefetch)
     return CompletionService(engine, store, GRAMMARS, lambda: config), store, engine
 
 

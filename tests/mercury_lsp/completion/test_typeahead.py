@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mercury_lsp.completion import CompletionService
-from mercury_lsp.config import Settings
 from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.schema import InfillOutcome
 from mercury_lsp.syntax import Grammars, grammar_for
+from tests.support.settings import drafts
 
 GRAMMARS = Grammars()
 UTF16 = PositionEncoding.UTF16
@@ -57,7 +57,7 @@ class RecordingEngine:
 def make_service(typeahead: bool = True):
     store = DocumentStore(grammar_for)
     engine = RecordingEngine()
-    config = Settings(typeahead=typeahead)
+    config = drafts(typeahead=typeahead)
     return CompletionService(engine, store, GRAMMARS, lambda: config), store, engine
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.http import LiveServer, free_port
 from tests.support.server import PROBE_TEXT, probe_positions
+from tests.support.settings import MODEL_DRAFTS_RAW
 
 pytestmark = pytest.mark.asyncio
 
@@ -56,7 +57,8 @@ async def test_lsp_and_http_share_one_engine(tiny_model):
         srv.wait_for("mercury-lsp: listening on")
         lsp = TcpLsp(*await asyncio.open_connection("127.0.0.1", port))
         rid = lsp.send("initialize", {"processId": None, "rootUri": None, "capabilities": {},
-                                      "initializationOptions": {"syntaxGuard": "off", "maxTokens": 16}})
+                                      "initializationOptions": {"syntaxGuard": "off", "maxTokens": 16,
+                                                                **MODEL_DRAFTS_RAW}})
         await lsp.until(lambda m: m.get("id") == rid)
         lsp.send("initialized", {}, request=False)
         ready = await lsp.until(lambda m: m.get("method") == "mercury/status" and m["params"]["state"] != "loading")

@@ -1,12 +1,18 @@
--- mercury-lsp for Neovim >= 0.12: ghost text (vim.lsp.inline_completion), next-edit suggestions
--- (lua/mercury/next_edit.lua), a statusline component and :checkhealth mercury.
+-- mercury-lsp for Neovim >= 0.11: ghost text (Neovim 0.12's vim.lsp.inline_completion, drawn by
+-- lua/mercury/ghost.lua on 0.11), next-edit suggestions (lua/mercury/next_edit.lua), a statusline
+-- component and :checkhealth mercury.
 --
 --   require('mercury').setup({ settings = { preset = 'balanced' } })
 local M = {}
 
+M.MIN_VERSION = 'nvim-0.11' -- vim.lsp.config / vim.lsp.enable
+M.enabled = true -- :MercuryToggle
+
 ---@class mercury.Keys
 ---@field accept string|false            insert: accept the ghost text (else the key's own action)
 ---@field accept_confident string|false  insert: accept up to the first low-confidence token
+---@field accept_word string|false       insert: accept the suggestion's next word
+---@field accept_line string|false       insert: accept the suggestion's next line
 ---@field next string|false              insert: next suggestion
 ---@field prev string|false              insert: previous suggestion
 ---@field next_edit string|false         normal/insert: predict the next edit now
@@ -25,6 +31,8 @@ M.defaults = {
   keys = {
     accept = '<Tab>',
     accept_confident = '<M-l>',
+    accept_word = '<M-Right>', -- copilot.vim's keys for these two
+    accept_line = '<M-C-Right>',
     next = '<M-]>',
     prev = '<M-[>',
     next_edit = '<M-n>',
@@ -103,7 +111,11 @@ end
 
 --- Accept only the confident part of the ghost text (up to the model's first unsure token).
 function M.accept_confident()
-  return vim.lsp.inline_completion.get({ on_accept = M.insert_confident })
+  return require('mercury.ghost').take(function(item)
+    M.insert_confident({ insert_text = item.text, client_id = item.client_id, command = item.command,
+                         range = item.range and { start = { row = item.range.row, col = item.range.col },
+                                                  end_ = { row = item.range.end_row, col = item.range.end_col } } })
+  end)
 end
 
 local function map(mode, lhs, rhs, desc, opts)
@@ -111,13 +123,20 @@ local function map(mode, lhs, rhs, desc, opts)
 end
 
 local function keymaps(keys)
-  local ic = vim.lsp.inline_completion
-  map('i', keys.accept, function()
-    if not ic.get() then return keys.accept end
-  end, 'accept the suggestion', { expr = true, replace_keycodes = true })
+  local ghost = require('mercury.ghost')
+  -- With no suggestion shown, a key does what it does without mercury.
+  local function accepting(key, kind, desc)
+    map('i', key, function()
+      if not ghost.accept(kind) then return key end
+      return ''
+    end, desc, { expr = true, replace_keycodes = true })
+  end
+  accepting(keys.accept, 'all', 'accept the suggestion')
+  accepting(keys.accept_word, 'word', "accept the suggestion's next word")
+  accepting(keys.accept_line, 'line', "accept the suggestion's next line")
   map('i', keys.accept_confident, function() M.accept_confident() end, 'accept the confident part')
-  map('i', keys.next, function() ic.select({ count = 1 }) end, 'next suggestion')
-  map('i', keys.prev, function() ic.select({ count = -1 }) end, 'previous suggestion')
+  map('i', keys.next, function() ghost.select(1) end, 'next suggestion')
+  map('i', keys.prev, function() ghost.select(-1) end, 'previous suggestion')
   local ne = require('mercury.next_edit')
   map({ 'n', 'i' }, keys.next_edit, function() ne.request(0) end, 'predict the next edit')
   map('n', keys.next_edit_accept, function()
@@ -133,10 +152,11 @@ local function keymaps(keys)
 end
 
 function M.setup(opts)
-  if vim.fn.has('nvim-0.12') == 0 then
-    vim.notify('mercury: Neovim >= 0.12 is required (vim.lsp.inline_completion)', vim.log.levels.ERROR)
+  if vim.fn.has(M.MIN_VERSION) == 0 then
+    vim.notify('mercury: Neovim >= 0.11 is required (vim.lsp.config)', vim.log.levels.ERROR)
     return
   end
+  local ghost = require('mercury.ghost')
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
   local cfg = M.config
   local settings = next(cfg.settings) and cfg.settings or vim.empty_dict()
@@ -158,27 +178,36 @@ function M.setup(opts)
       -- The workspace files' edits of a next-edit answer, sent after it (lua/mercury/next_edit.lua).
       ['mercury/nextEditUpdate'] = function(_, result) require('mercury.next_edit').on_update(result) end,
     },
-    on_init = function() notify_status('starting') end,
+    on_init = function(client)
+      ghost.guard(client) -- no stale ghost text (lua/mercury/ghost.lua)
+      notify_status('starting')
+    end,
     on_exit = function()
       vim.schedule(function() if M.state ~= 'disabled' then notify_status('stopped') end end)
     end,
   })
   vim.lsp.enable('mercury')
-  if cfg.ghost_text then vim.lsp.inline_completion.enable() end
+  M.enabled = cfg.ghost_text
+  if cfg.ghost_text and ghost.core then vim.lsp.inline_completion.enable() end
   M.highlights()
   local group = vim.api.nvim_create_augroup('mercury', { clear = true })
   vim.api.nvim_create_autocmd('ColorScheme', { group = group, callback = M.highlights })
+  ghost.attach(group)
   require('mercury.next_edit').attach(group, cfg.next_edit)
   keymaps(cfg.keys)
 end
 
 --- Stop (or start again) the server and ghost text.
 function M.toggle()
+  local ghost = require('mercury.ghost')
   if M.state == 'disabled' or M.state == 'stopped' then
     vim.lsp.enable('mercury', true)
-    if M.config.ghost_text then vim.lsp.inline_completion.enable(true) end
+    M.enabled = M.config.ghost_text
+    if M.config.ghost_text and ghost.core then vim.lsp.inline_completion.enable(true) end
   else
-    vim.lsp.inline_completion.enable(false)
+    M.enabled = false
+    if ghost.core then vim.lsp.inline_completion.enable(false) end
+    ghost.clear()
     vim.lsp.enable('mercury', false)
     notify_status('disabled')
   end

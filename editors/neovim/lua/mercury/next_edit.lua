@@ -1,5 +1,5 @@
 -- Next-edit suggestions (`mercury/nextEdit`): every predicted location is shown with extmarks (old
--- text struck through, new text inline after it). A key jumps to the next location, then accepts
+-- text struck through, then the new text inline after it: a second mark at the range's end). A key jumps to the next location, then accepts
 -- it; another dismisses them. Extmarks follow the buffer, so accepting one keeps the others right;
 -- any other change to a buffer drops its marks (they were predicted for the text before it).
 --
@@ -11,7 +11,8 @@
 local M = {}
 
 local api = vim.api
-local ns = api.nvim_create_namespace('mercury.next_edit')
+local ns = api.nvim_create_namespace('mercury.next_edit') -- the ranges (struck through)
+local ns_new = api.nvim_create_namespace('mercury.next_edit.new') -- the new texts, after them
 local REQUEST = 'mercury/nextEdit'
 local CROSS_FILE_UPDATE = 2 -- the `update` number of the workspace files' part (the answer is 1)
 
@@ -91,7 +92,10 @@ end
 --- Drop one buffer's marks (it changed under them).
 local function drop(bufnr)
   states[bufnr] = nil
-  if api.nvim_buf_is_valid(bufnr) then api.nvim_buf_clear_namespace(bufnr, ns, 0, -1) end
+  if api.nvim_buf_is_valid(bufnr) then
+    api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
+    api.nvim_buf_clear_namespace(bufnr, ns_new, 0, -1)
+  end
 end
 
 --- Dismiss every predicted edit (all buffers and files).
@@ -140,6 +144,7 @@ local function render(bufnr)
     target = local_target(bufnr, cursor[1] - 1, cursor[2])
     if not target and M.count() == #st.marks then target = M.pending(bufnr)[1] end -- wraps here
   end
+  api.nvim_buf_clear_namespace(bufnr, ns_new, 0, -1)
   for _, e in ipairs(M.pending(bufnr)) do
     local m
     for _, x in ipairs(st.marks) do if x.id == e.id then m = x end end
@@ -147,8 +152,10 @@ local function render(bufnr)
     api.nvim_buf_set_extmark(bufnr, ns, e[1], e[2], {
       id = e.id, end_row = e[3], end_col = e[4],
       hl_group = current and 'MercuryNextEditCurrent' or 'MercuryNextEditOld',
-      virt_text = { { m.new_text:gsub('\n', '⏎'), 'MercuryNextEditNew' } },
-      virt_text_pos = 'inline', right_gravity = false, end_right_gravity = true,
+      right_gravity = false, end_right_gravity = true,
+    })
+    api.nvim_buf_set_extmark(bufnr, ns_new, e[3], e[4], {
+      virt_text = { { (m.new_text:gsub('\n', '⏎')), 'MercuryNextEditNew' } }, virt_text_pos = 'inline',
     })
   end
 end

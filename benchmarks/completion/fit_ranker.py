@@ -1,0 +1,215 @@
+"""Fit the completion ranker and choose the precision gate's default, on dev repositories only.
+
+    python -m benchmarks.completion.fit_ranker [--cases-dir DIR] [--model] [--write]
+        [--min-precision 0.7] [--out benchmarks/results/completion_ranker.json]
+
+Cases: the completion benchmark's case builder run on the dev split with more cases per
+repository than the benchmark's own (the same repositories; see ``docs/memory.md``)::
+
+    python -m benchmarks.completion.cases --split dev --per-repo 300 --seed 1 \\
+        --out ~/.cache/mercury-lsp-bench/memory-fit
+
+For every case the document is the file with the rest of the cursor's line cut (as the
+benchmark's client sends it), the memory is built over the repository's checkout, and the
+memory's candidates (and, with ``--model``, the embedded model's draft and its scores) get the
+ranker's features (``completion.rank.candidate_rows``); a candidate is right when the line it
+makes equals the original line (trailing blanks aside). The logistic model is fitted by Newton's
+method with an L2 penalty, scored leaving each repository out (never fitted on the repository it
+is scored on), and the gate's threshold is the lowest whose held-out precision reaches
+``--min-precision``. ``--write`` saves the weights fitted on every case to
+``mercury_lsp/completion/ranker.json``. Refuses any split but dev.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from mercury_lsp.completion.rank import FEATURES, WEIGHTS_FILE, DocNames, RankerWeights, candidate_rows
+from mercury_lsp.memory import Context, Memory, MemoryOptions
+from mercury_lsp.memory.sources import is_test_path
+from mercury_lsp.syntax import EXTENSIONS
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RESULTS = REPO_ROOT / "benchmarks" / "results"
+L2 = 1.0  # the penalty on the weights (in units of one case's log-likelihood)
+NEWTON_STEPS = 30
+THRESHOLDS = np.round(np.arange(0.0, 1.0, 0.01), 2)
+
+
+def default_cases_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mercury-lsp-bench" / "memory-fit"
+
+
+def load_cases(root: Path) -> list[dict]:
+    path = root / "cases.dev.jsonl"
+    if not path.is_file():
+        raise SystemExit(f"no dev cases at {path}: build them with the command in this module's docstring")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def cut_case(checkout: Path, case: dict) -> tuple[Path, str, int, str]:
+    """(path, the cut document, the cursor, the original line)."""
+    path = checkout / case["path"]
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    start = sum(len(x) + 1 for x in lines[:case["line"]])
+    cursor = start + case["character"]
+    line = lines[case["line"]]
+    return path, text[:cursor] + text[start + len(line):], cursor, line
+
+
+def collect(root: Path, cases: list[dict], model) -> list[dict]:
+    """Per case: its repository, language, test flag and candidate rows (features, label)."""
+    by_repo: dict[str, list[dict]] = defaultdict(list)
+    for c in cases:
+        by_repo[c["repo"]].append(c)
+    out = []
+    for repo, repo_cases in by_repo.items():
+        checkout = root / repo.replace("/", "+")
+        t0 = time.monotonic()
+        mem = Memory([checkout], MemoryOptions(persist=False))
+        mem.start()
+        mem.wait_built()
+        for c in repo_cases:
+            path, doc, cursor, line = cut_case(checkout, c)
+            ctx = Context(path.as_uri(), doc, cursor, EXTENSIONS.get(path.suffix.lower(), ""),
+                          is_test_path(c["path"]))
+            cands = mem.candidates(ctx)
+            draft, scores = model(path, doc, cursor, [x.text for x in cands]) if model else (None, None)
+            rows = candidate_rows(cands, draft, c["prefix_line_text"], scores, DocNames.of(doc, cursor))
+            want = line.rstrip()
+            out.append({"repo": repo, "language": c["language"], "test": c["test_file"],
+                        "rows": [(x, (c["prefix_line_text"] + text).rstrip() == want, source)
+                                 for text, x, source in rows]})
+        mem.close()
+        print(f"{repo}: {len(repo_cases)} cases, {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def design(cases: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, case index per row)."""
+    xs, ys, owner = [], [], []
+    for i, c in enumerate(cases):
+        for x, y, _ in c["rows"]:
+            xs.append([x[k] for k in FEATURES])
+            ys.append(float(y))
+            owner.append(i)
+    return np.array(xs, np.float64).reshape(-1, len(FEATURES)), np.array(ys), np.array(owner, np.int64)
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> np.ndarray:
+    """Logistic regression (intercept first) by Newton's method with an L2 penalty."""
+    a = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(a.shape[1])
+    penalty = np.full(a.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(NEWTON_STEPS):
+        p = 1 / (1 + np.exp(-np.clip(a @ w, -60, 60)))
+        grad = a.T @ (p - y) + penalty * w
+        hess = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    return w
+
+
+def best_per_case(cases: list[dict], probs: np.ndarray, owner: np.ndarray) -> list[tuple[float, bool]]:
+    """(probability of the top candidate, whether it is right) per case (0, False: none)."""
+    out = [(0.0, False)] * len(cases)
+    flat = [y for c in cases for _, y, _ in c["rows"]]
+    for r, (p, i) in enumerate(zip(probs, owner, strict=True)):
+        if p > out[i][0]:
+            out[i] = (float(p), bool(flat[r]))
+    return out
+
+
+def curve(best: list[tuple[float, bool]]) -> list[dict]:
+    n = len(best)
+    rows = []
+    for t in THRESHOLDS:
+        shown = [(p, ok) for p, ok in best if p > 0 and p >= t]
+        exact = sum(ok for _, ok in shown)
+        rows.append({"threshold": float(t), "shown": len(shown) / n, "exact": exact / n,
+                     "precision": exact / len(shown) if shown else None})
+    return rows
+
+
+def cross_validated(cases: list[dict]) -> np.ndarray:
+    """Each case's candidate probabilities from a model fitted without its repository."""
+    x, y, owner = design(cases)
+    repos = np.array([cases[i]["repo"] for i in owner])
+    probs = np.zeros(len(y))
+    for repo in sorted(set(repos)):
+        held = repos == repo
+        w = fit(x[~held], y[~held])
+        probs[held] = 1 / (1 + np.exp(-np.clip(w[0] + x[held] @ w[1:], -60, 60)))
+    return probs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases-dir", type=Path, default=None)
+    ap.add_argument("--model", action="store_true", help="the embedded model's draft and scores as features")
+    ap.add_argument("--min-precision", type=float, default=0.7)
+    ap.add_argument("--write", action="store_true", help=f"save the weights to {WEIGHTS_FILE.relative_to(REPO_ROOT)}")
+    ap.add_argument("--out", type=Path, default=RESULTS / "completion_ranker.json")
+    args = ap.parse_args(argv)
+    root = args.cases_dir or default_cases_dir()
+    cases = load_cases(root)
+    model = None
+    if args.model:
+        from benchmarks.completion.model_features import ModelFeatures
+
+        model = ModelFeatures()
+    data = collect(root, cases, model)
+    x, y, owner = design(data)
+    probs = cross_validated(data)
+    best = best_per_case(data, probs, owner)
+    rows = curve(best)
+    ok = [r for r in rows if r["precision"] is not None and r["precision"] >= args.min_precision]
+    chosen = ok[0] if ok else rows[-1]
+    any_right = sum(any(y for _, y, _ in c["rows"]) for c in data) / len(data)
+    top1 = curve(best)[0]
+    print(f"{len(data)} cases, {len(y)} candidates; right among them: {any_right:.1%}")
+    print(f"ranked, all shown:        exact {top1['exact']:.1%} precision {top1['precision']:.1%}")
+    print(f"gate at {chosen['threshold']:.2f} (precision >= {args.min_precision:.0%} held out): "
+          f"shown {chosen['shown']:.1%} exact {chosen['exact']:.1%} precision {chosen['precision'] or 0:.1%}")
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, c in enumerate(data):
+        groups[c["language"]].append(i)
+        groups["test files" if c["test"] else "other files"].append(i)
+    for name, idx in sorted(groups.items()):
+        sub = [best[i] for i in idx]
+        shown = [ok for p, ok in sub if p > 0 and p >= chosen["threshold"]]
+        print(f"  {name:<12} {len(idx):>5} cases: exact {sum(shown) / len(idx):.1%} "
+              f"precision {sum(shown) / max(1, len(shown)):.1%} (ranked, all shown: "
+              f"{sum(ok for _, ok in sub) / len(idx):.1%})")
+    w = fit(x, y)
+    weights = RankerWeights(bias=float(w[0]), **{k: float(v) for k, v in zip(FEATURES, w[1:], strict=True)})
+    if args.write:
+        WEIGHTS_FILE.write_text(json.dumps({"bias": weights.bias, **{k: getattr(weights, k) for k in FEATURES}},
+                                           indent=1) + "\n")
+        print(f"-> {WEIGHTS_FILE}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    result = {"benchmark": "completion_ranker", "cases": len(data), "candidates": int(len(y)),
+              "right_among_candidates": any_right, "ranked_all_shown": top1, "gate": chosen,
+              "min_precision": args.min_precision, "model": args.model, "curve": rows,
+              "weights": {"bias": weights.bias, **{k: getattr(weights, k) for k in FEATURES}}}
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({"completion_ranker": {"exact": chosen["exact"], "precision": chosen["precision"],
+                                            "threshold": chosen["threshold"], "ranked_exact": top1["exact"]}}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""One ranker for every candidate of a completion: the memory's continuations and the model's
+draft alike get a probability of being exactly the line the user is writing.
+
+The probability is a logistic model over the candidate's features (``FEATURES``: what the memory
+knows about it — how long a context it follows, how often, how alone, whether the code below
+agrees — and what the model thinks of it). Its weights are one typed table, ``RankerWeights``,
+fitted on the completion benchmark's dev repositories by ``benchmarks/completion/fit_ranker.py``
+and shipped as ``ranker.json`` beside this module; nothing else in the daemon holds a tuning
+number for it. The precision gate (``completion.minProbability``) compares the best candidate's
+probability with a threshold chosen on the same data.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import msgspec
+
+from mercury_lsp.memory.candidates import Features
+
+WEIGHTS_FILE = Path(__file__).with_name("ranker.json")
+OPENERS, CLOSERS = "([{", ")]}"
+NAME = re.compile(r"[A-Za-z_$][\w$]*")
+NEAR_CHARS = 4000  # the document around the cursor whose names count as "nearby" (a screen or two)
+# The part of the document "anywhere" reads (each side of the cursor): a bound on the work and
+# the memory a huge document costs, far past where names stop telling candidates apart.
+DOC_CHARS = 64 * 1024
+
+
+class RankerWeights(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Logistic-model weights, one per feature (``features``), and the intercept."""
+    bias: float = 0.0
+    match_tokens: float = 0.0  # log(1 + tokens of context matched)
+    match_chars: float = 0.0  # log(1 + characters of context matched)
+    covers_line: float = 0.0  # the context reaches past the line's start
+    count: float = 0.0  # log(1 + places)
+    count_top: float = 0.0  # log(1 + places at its longest context)
+    total_top: float = 0.0  # log(1 + places with that context, any text)
+    share_top: float = 0.0  # its share of them
+    distinct_top: float = 0.0  # log(1 + distinct texts there)
+    best_level: float = 0.0  # its context is the longest of any candidate
+    in_document: float = 0.0  # log(1 + places in the document)
+    in_open: float = 0.0  # log(1 + places in other open documents)
+    same_language: float = 0.0
+    same_kind: float = 0.0  # test files for a test file, others for others
+    extended: float = 0.0  # log(1 + extra tokens matched past one differing word)
+    substituted: float = 0.0
+    next_agree: float = 0.0  # log(1 + tokens of the next line agreeing)
+    space_mismatch: float = 0.0
+    trimmed: float = 0.0
+    wildcard: float = 0.0
+    text_chars: float = 0.0  # log(1 + characters suggested)
+    balanced: float = 0.0  # the line's brackets balance with it
+    overclosed: float = 0.0  # it closes brackets the line never opened
+    line_tokens: float = 0.0  # log(1 + tokens typed on the line)
+    rank: float = 0.0  # log(1 + its place in the memory's own order)
+    margin: float = 0.0  # its share_top minus the best other candidate's
+    from_model: float = 0.0  # the model's draft, no memory place behind it
+    model_agrees: float = 0.0  # the model's draft is this text
+    model_confidence: float = 0.0  # the draft's mean token confidence (model candidates)
+    model_score: float = 0.0  # the model's likelihood of the text in its two-sided context (0: not scored)
+    names: float = 0.0  # log(1 + names the text writes)
+    names_after: float = 0.0  # share of them in the document below the cursor's line (nearby)
+    names_before: float = 0.0  # share of them in the document above the cursor (nearby)
+    names_unseen: float = 0.0  # share of them nowhere in the document
+
+
+FEATURES = tuple(f for f in RankerWeights.__struct_fields__ if f != "bias")
+
+
+@dataclass
+class Scored:
+    text: str
+    probability: float
+    features: dict[str, float]
+    source: str  # "memory" | "model" | "both"
+
+
+def _brackets(line: str) -> tuple[int, int]:
+    """(brackets left open, closers with no opener) of a line."""
+    depth = over = 0
+    for ch in line:
+        if ch in OPENERS:
+            depth += 1
+        elif ch in CLOSERS:
+            if depth:
+                depth -= 1
+            else:
+                over += 1
+    return depth, over
+
+
+@dataclass(frozen=True)
+class DocNames:
+    """The names of the document: near the cursor above it, below its line, and anywhere."""
+    before: frozenset[str]
+    after: frozenset[str]
+    anywhere: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str, cursor: int) -> DocNames:
+        line_end = text.find("\n", cursor)
+        line_end = len(text) if line_end < 0 else line_end
+        return cls(frozenset(NAME.findall(text, max(0, cursor - NEAR_CHARS), cursor)),
+                   frozenset(NAME.findall(text, line_end, line_end + NEAR_CHARS)),
+                   frozenset(NAME.findall(text, max(0, cursor - DOC_CHARS), cursor + DOC_CHARS)))
+
+
+NO_NAMES = DocNames(frozenset(), frozenset(), frozenset())
+
+
+def features(f: Features | None, text: str, line_before: str, line_tokens: int, rank: int, margin: float,
+             *, model_agrees: bool = False, model_confidence: float = 0.0, model_score: float = 0.0,
+             doc: DocNames = NO_NAMES) -> dict[str, float]:
+    """The ranker's inputs for one candidate (``f``: the memory's features, None for a model draft)."""
+    lg = math.log1p
+    open_, over = _brackets(line_before + text)
+    names = set(NAME.findall(text))
+    n = max(1, len(names))
+    base = {"text_chars": lg(len(text)), "balanced": float(open_ == 0 and over == 0), "overclosed": float(over > 0),
+            "line_tokens": lg(line_tokens), "rank": lg(rank), "margin": margin,
+            "model_agrees": float(model_agrees), "model_confidence": model_confidence, "model_score": model_score,
+            "names": lg(len(names)), "names_after": len(names & doc.after) / n,
+            "names_before": len(names & doc.before) / n, "names_unseen": len(names - doc.anywhere) / n}
+    if f is None:
+        return {**{k: 0.0 for k in FEATURES}, **base, "from_model": 1.0}
+    return {
+        **base, "from_model": 0.0,
+        "match_tokens": lg(f.match_tokens), "match_chars": lg(f.match_chars), "covers_line": float(f.covers_line),
+        "count": lg(f.count), "count_top": lg(f.count_top), "total_top": lg(f.total_top), "share_top": f.share_top,
+        "distinct_top": lg(f.distinct_top), "best_level": float(f.best_level), "in_document": lg(f.in_document),
+        "in_open": lg(f.in_open), "same_language": f.same_language, "same_kind": f.same_kind,
+        "extended": lg(max(0, f.extended - f.match_tokens)), "substituted": float(f.substituted),
+        "next_agree": lg(f.next_agree), "space_mismatch": float(f.space_mismatch), "trimmed": float(f.trimmed),
+        "wildcard": float(f.wildcard)}
+
+
+def probability(w: RankerWeights, x: dict[str, float]) -> float:
+    z = w.bias + sum(getattr(w, k) * x[k] for k in FEATURES)
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+@cache
+def shipped_weights() -> RankerWeights:
+    """The fitted table shipped with the daemon (all zeros, a coin flip, when missing)."""
+    try:
+        return msgspec.json.decode(WEIGHTS_FILE.read_bytes(), type=RankerWeights)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return RankerWeights()
+
+
+@dataclass(frozen=True)
+class Draft:
+    """The model's own suggestion for the same span."""
+    text: str
+    confidence: float  # mean token confidence
+    score: float = 0.0
+
+
+def candidate_rows(cands: list, draft: Draft | None, line_before: str,
+                   model_scores: dict[str, float] | None = None,
+                   doc: DocNames = NO_NAMES) -> list[tuple[str, dict[str, float], str]]:
+    """(text, features, source) of every candidate: the memory's in their order, then the
+    model's draft when it is not one of them (``source`` "both" when it is)."""
+    from mercury_lsp.memory.tokens import tokenize
+
+    line_tokens = len(tokenize(line_before.encode("utf-8")))
+    shares = [c.features.share_top for c in cands]
+    scores = model_scores or {}
+    out = []
+    for i, c in enumerate(cands):
+        others = max((s for j, s in enumerate(shares) if j != i), default=0.0)
+        agrees = draft is not None and draft.text == c.text
+        x = features(c.features, c.text, line_before, line_tokens, i, c.features.share_top - others,
+                     model_agrees=agrees, model_confidence=draft.confidence if agrees else 0.0,
+                     model_score=scores.get(c.text, 0.0), doc=doc)
+        out.append((c.text, x, "both" if agrees else "memory"))
+    if draft is not None and draft.text.strip() and all(c.text != draft.text for c in cands):
+        x = features(None, draft.text, line_before, line_tokens, len(cands), 0.0,
+                     model_confidence=draft.confidence, model_score=scores.get(draft.text, draft.score), doc=doc)
+        out.append((draft.text, x, "model"))
+    return out
+
+
+def rank(cands: list, draft: Draft | None, line_before: str, weights: RankerWeights | None = None,
+         model_scores: dict[str, float] | None = None, doc: DocNames = NO_NAMES) -> list[Scored]:
+    """Every candidate with its probability, most probable first."""
+    w = weights or shipped_weights()
+    out = [Scored(text, probability(w, x), x, source)
+           for text, x, source in candidate_rows(cands, draft, line_before, model_scores, doc)]
+    out.sort(key=lambda s: -s.probability)
+    return out
