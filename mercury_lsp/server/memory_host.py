@@ -21,7 +21,6 @@ from pygls.exceptions import JsonRpcException
 
 from mercury_lsp.memory import Memory, MemoryOptions
 from mercury_lsp.memory.indexer import BuildSummary
-from mercury_lsp.memory.sources import inside
 from mercury_lsp.refactor.workspace import workspace_roots
 
 if TYPE_CHECKING:
@@ -35,11 +34,8 @@ PROGRESS_CREATE_TIMEOUT_S = 10.0  # a client that never accepts the token does n
 
 def memory_roots(server: MercuryServer) -> list[Path]:
     folders = [p.resolve() for p in workspace_roots(server.workspace)]
-    allowed = server.allowed_roots
-    if allowed is None:
-        return [] if server.shared else folders
-    allowed = [Path(a).resolve() for a in allowed]
-    return [f for f in folders if inside(f, allowed)]
+    allowed = server.allowed_roots  # over stdio the workspace folders; a shared daemon its --root ones
+    return [f for f in folders if allowed.contains(f)]
 
 
 class MemoryHost:
