@@ -1,6 +1,7 @@
 """NE504 implied-name: an identifier cut short at the cursor is finished to the name the edit
 implies — a name the recent edits introduced, a member of the type or module before the dot, a
-name another open document defines — and the name it replaces in the same function follows.
+name another open document defines, else the repository memory's name there (a variant defined in
+a file that is not open) — and the name it replaces in the same function follows.
 
 **What.** The word before the cursor (at least ``MIN_PREFIX_CHARS``, in code, not a name the
 document already has) is the start of the candidates of one tier, tried in order, the first with

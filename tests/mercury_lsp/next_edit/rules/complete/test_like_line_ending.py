@@ -187,3 +187,20 @@ def test_a_go_line_is_finished_from_a_file_that_is_not_open(tmp_path, monkeypatc
         assert [p.new_text for p in found] == [' %q", version)']
     finally:
         mem.close()
+
+
+def test_a_line_that_parses_gets_no_ending_from_the_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    mem_support.write(ws, {"pkg/funcs.go": "package pkg\n\ntype Handler func(name string) error {\n}\n"
+                                           "func Handler2(name string) error {\n\treturn nil\n}\n"})
+    mem = mem_support.built(ws.resolve())
+    try:
+        before = "package pkg\n\n"
+        after = before + "type Handler func(name string) error\n"
+        d = doc((ws / "pkg/types.go").resolve().as_uri(), after, (before,), (1.0,), grammar="go")
+        cursor = len(after) - 1
+        assert recall(mem, d).endings(d.uri, after, cursor)  # the memory has an ending ...
+        assert rule_edits(like_line_ending.RULE, d, cursor=cursor, memory=recall(mem, d)) == []  # ... not used
+    finally:
+        mem.close()
