@@ -62,6 +62,7 @@ from mercury_lsp.next_edit.rules.lines import (
 from mercury_lsp.next_edit.rules.model import likelihood_drop
 from mercury_lsp.next_edit.rules.repeat import (
     affix_rename,
+    grouped_parameters,
     next_pattern_site,
     prose_word_rename,
     repeated_pattern,
@@ -87,6 +88,7 @@ REGISTRY: tuple[Rule, ...] = (
     affix_rename.RULE,
     repeated_pattern.RULE,
     next_pattern_site.RULE,
+    grouped_parameters.RULE,
     superseded_line.RULE,
     moved_lines.RULE,
     repeated_lines.RULE,

@@ -54,6 +54,8 @@ PATTERN_CAP = Level(0.95, "however long its anchor, a repeated pattern stays a g
                           "user's edit, never certain")
 NEXT_PATTERN_SITE = Level(0.35, "the next place below the cursor of a change that matches too many places: "
                                 "a guess at where the user goes next")
+GROUPED_PARAMETERS = Level(0.5, "another signature spelling one type for each of consecutive parameters, grouped "
+                                "as the user grouped one: the user may mean some signatures to stay as they are")
 REPEAT_AGE_PENALTY = Level(0.1, "per example older than the newest edit: the user's latest intent ranks first "
                                 "(repeated edits, lines, named values)")
 REPEAT_OTHER_DOCUMENT_PENALTY = Level(0.3, "a repeated token edit in another document than the cursor's: "
