@@ -35,6 +35,7 @@ from mercury_lsp.next_edit.rules.complete import (
 from mercury_lsp.next_edit.rules.follow import (
     adopted_name,
     changed_signature,
+    documented_parameter,
     dropped_argument,
     extracted_function,
     extracted_value,
@@ -102,6 +103,7 @@ REGISTRY: tuple[Rule, ...] = (
     sibling_entry.RULE,
     implemented_member.RULE,
     named_fields.RULE,
+    documented_parameter.RULE,
     unimported_rename.RULE,
     unimported_use.RULE,
     removed_use.RULE,

@@ -38,6 +38,8 @@ IMPLEMENTED_MEMBER = Level(0.45, "a stub of the member an interface gained, in a
                                   "user fills it in (or the member gets a default instead)")
 NAMED_FIELDS = Level(0.6, "a positional use of a type whose fields the user just named: the position's name "
                           "is read from the new definition")
+DOCUMENTED_PARAMETER = Level(0.5, "the parameter a documentation tag names, renamed as the user renamed the tag: "
+                                  "the user may have fixed the documentation alone")
 SIBLING_ENTRY = Level(0.5, "a list of the new member's siblings, its entry respelt from a sibling's: the list "
                            "may be one the member is meant to stay out of")
 SIBLING_OTHER_DOCUMENT_PENALTY = Level(0.15, "a sibling list in another document than the cursor's: less often "
