@@ -14,8 +14,9 @@ made):
 
 * **cold build** — a ``Memory`` with no saved index: from ``start()`` to the end of the first
   build (listing, reading, tokenizing, suffix arrays, saving);
-* **RSS** — VmRSS after the build, and after the queries (the pages of the memory-mapped shards
-  that queries touched are counted there);
+* **RSS** — VmRSS after the build, and after the queries, with its parts: RssAnon (the heap)
+  and RssFile (the pages of the memory-mapped shards that queries touched, which the kernel can
+  drop and read again);
 * **warm start** — a second process opening the saved index (``stat`` of every file, nothing
   read);
 * **queries** — ``Memory.candidates`` at random token boundaries of random files (the file
@@ -99,9 +100,12 @@ def walk(top: Path):
                 yield p
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """A line of /proc/self/status in MB: VmRSS, or its parts RssAnon (the heap: what the memory
+    holds) and RssFile (pages of mapped files: the shards' pages that queries touched, which the
+    kernel can drop and read again)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -148,13 +152,15 @@ def child(root: Path, cache: Path, queries: int) -> dict:
         mem.retrieve(ctx)
         ret.append((time.perf_counter() - t1) * 1000)
     after_queries = rss_mb()
+    anon, mapped = rss_mb("RssAnon"), rss_mb("RssFile")
     stats = mem.stats()
     mem.close()
     s = summaries[0]
     return {"files": stats["files"], "megabytes_text": stats["megabytes"], "shards": stats["shards"],
             "read": s.read, "build_s": round(build_s, 2), "baseline_mb": round(baseline, 1),
             "rss_after_build_mb": round(after_build, 1), "rss_after_queries_mb": round(after_queries, 1),
-            "memory_mb": round(after_queries - baseline, 1),
+            "memory_mb": round(after_queries - baseline, 1), "rss_anon_mb": round(anon, 1),
+            "rss_file_mb": round(mapped, 1),
             "query_p50_ms": round(percentile(lat, 0.5), 2), "query_p95_ms": round(percentile(lat, 0.95), 2),
             "query_max_ms": round(max(lat, default=0), 2), "retrieve_p50_ms": round(percentile(ret, 0.5), 2),
             "retrieve_p95_ms": round(percentile(ret, 0.95), 2), "queries": len(lat)}

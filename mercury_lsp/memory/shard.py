@@ -237,12 +237,30 @@ class Shard(Corpus):
             return nar.ranges[length - 1]
         return (0, 0)
 
-    def matches(self, q: np.ndarray, levels: list[int], per_level: int, live: np.ndarray | None = None,
+    def sizes(self, q: np.ndarray, levels: list[int], live: np.ndarray | None = None,
+              skip_end: int | None = None) -> list[int]:
+        """Places new at each level (dead files included): what a request's sampling budget is
+        shared out by."""
+        nar = self._narrow(q)
+        out, prev = [], 0
+        for length in levels:
+            if length > len(nar.ranges):
+                size = int((nar.tail_lcps >= length).sum())
+            else:
+                lo, hi = self._range(nar, length)
+                size = hi - lo
+            out.append(max(0, size - prev))
+            prev = max(prev, size)
+        return out
+
+    def matches(self, q: np.ndarray, levels: list[int], per_level: int | list[int], live: np.ndarray | None = None,
                 skip_end: int | None = None) -> Matches:
         """The places sharing ``levels[k]`` tokens with the reversed query ``q`` (levels longest
-        first): up to ``per_level`` new ones per level, spread evenly over the level's range,
-        each with its exact match length. Places in files that are not ``live`` are left out,
-        and a level's count is its range's size times the live share of what was looked at."""
+        first): up to ``per_level`` (or ``per_level[k]``) new ones per level, spread evenly over
+        the level's range, each with its exact match length. Places in files that are not
+        ``live`` are left out, and a level's count is its range's size times the live share of
+        what was looked at."""
+        quotas = per_level if isinstance(per_level, list) else [per_level] * len(levels)
         nar = self._narrow(q)
         n = len(self.sa)
         ends: list[np.ndarray] = []
@@ -250,7 +268,7 @@ class Shard(Corpus):
         ranges: list[LevelRange] = []
         seen_lo = seen_hi = None
         taken = np.zeros(0, np.int64)
-        for length in levels:
+        for length, quota in zip(levels, quotas, strict=True):
             if length > len(nar.ranges):  # deeper than the narrowing went: the small tail's
                 pick = nar.tail[(nar.tail_lcps >= length) & ~_member(nar.tail, taken)]
                 pick = pick[self._live(pick, live)]
@@ -265,8 +283,8 @@ class Shard(Corpus):
             else:
                 fresh = np.concatenate((np.arange(lo, seen_lo), np.arange(seen_hi, hi)))
             total = len(fresh)
-            if total > per_level:
-                fresh = fresh[np.linspace(0, total - 1, per_level).astype(np.int64)]
+            if total > quota:
+                fresh = fresh[np.linspace(0, total - 1, quota).astype(np.int64)] if quota else fresh[:0]
             fresh_p = self.sa[fresh].astype(np.int64) if len(fresh) else np.zeros(0, np.int64)
             if len(taken):  # the tail's places taken at a deeper level
                 fresh_p = fresh_p[~_member(fresh_p, taken)]

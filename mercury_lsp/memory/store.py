@@ -63,7 +63,6 @@ class Located:
 class View:
     shards: tuple[tuple[Shard, np.ndarray], ...]  # with each file's live flag
     loose: tuple[Loose, ...]
-    paths: dict[str, tuple[str | None, int]]  # path -> (shard name or None, index)
 
 
 class RootMemory:
@@ -83,10 +82,13 @@ class RootMemory:
     def view(self) -> View:
         with self._lock:
             if self._view is None:
-                self._view = View(tuple((s, self.live[n]) for n, s in self.shards.items()),
-                                  tuple(self.loose.values()),
-                                  {p: (loc.shard, loc.index) for p, loc in self.where.items()})
+                self._view = View(tuple((s, self.live[n]) for n, s in self.shards.items()), tuple(self.loose.values()))
             return self._view
+
+    def locate(self, paths: set[str]) -> list[tuple[str | None, int]]:
+        """(shard name or None, index) of those of ``paths`` that are indexed."""
+        with self._lock:
+            return [(loc.shard, loc.index) for p in paths if (loc := self.where.get(p)) is not None]
 
     def _changed_view(self) -> None:
         self._view = None
