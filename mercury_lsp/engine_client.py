@@ -23,6 +23,7 @@ import concurrent.futures
 import logging
 import queue
 import threading
+import traceback
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mercury_engine.errors import CancelledError as EngineCancelled
 from mercury_engine.errors import EngineError
 from mercury_engine.types import CancelToken
-from mercury_lsp.heap import release_free_memory
+from mercury_lsp.heap import release_free_memory, settle
 from mercury_lsp.schema import EngineInfo
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ class _Worker:
         try:
             fut.set_result(fn())
         except BaseException as exc:  # delivered to the awaiting coroutine
-            fut.set_exception(exc)
+            fut.set_exception(_unheld(exc))
+            del fut  # the job's frames lead back here (f_back): holding ``fut`` (and so ``exc``) made a cycle
 
 
 class EngineClient:
@@ -203,6 +205,7 @@ class EngineClient:
             retired = self._retire()
             self._session, self.state = session, "ready"
             await retired  # the load ends when the old model is gone (its last requests ended first)
+            settle()
         else:  # superseded while it loaded: never used
             self._worker.submit(_retirement(session, self._inflight), None)
         return session.info
@@ -233,6 +236,8 @@ class EngineClient:
             cancel.cancel()
             fut.cancel()
             raise
+        finally:  # ``fut`` holds the job's exception, whose traceback holds this frame: no cycle
+            del fut
 
     def close(self) -> None:
         """The daemon ends: stop the worker. The session is not closed here: closing an engine
@@ -247,6 +252,24 @@ class EngineClient:
         retired = self._retire()
         self.close()  # queued behind the retirement
         await retired
+
+
+def _unheld(exc: BaseException) -> BaseException:
+    """``exc`` as it leaves a job: its traceback no longer holds the worker's frame nor the
+    locals of the job's frames (the request's texts, parse trees and tensors), for it and the
+    exceptions it chains. Every cancelled request raised one, in a reference cycle with the
+    worker's frame and its future: they waited for the cycle collector's rare full passes, a
+    few hundred megabytes of them in a soak. The frames' code and lines stay, for the log."""
+    if exc.__traceback__ is not None:  # its first entry is the worker's frame, which caught it
+        exc.__traceback__ = exc.__traceback__.tb_next
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if e.__traceback__ is not None:
+            traceback.clear_frames(e.__traceback__)
+        e = e.__cause__ or e.__context__
+    return exc
 
 
 def _retrieved(fut: asyncio.Future) -> None:

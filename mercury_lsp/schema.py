@@ -203,6 +203,17 @@ class PredictedEdit(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     rule: NextEditRule | None = None
 
 
+class NextEditNote(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
+    """A place the edits may have to reach that none is offered for: a string that names the
+    renamed definition (``getattr(module, "old")``, ``v.MethodByName("Old")``, ``"pkg.m.old"``),
+    which the syntax cannot tie to it. For the user to read; never applied."""
+    uri: str
+    range: TextRange  # the string's text
+    message: str
+    rule: NextEditRule | None = None  # the rule whose edits it accompanies ("NE101": a rename)
+    document_version: int | None = None  # the version the range refers to (None: a file on disk)
+
+
 class NextEditTimings(msgspec.Struct, kw_only=True):
     """Milliseconds."""
     candidates_ms: float = 0.0
@@ -220,6 +231,9 @@ class NextEditResult(msgspec.Struct, rename="camel", kw_only=True):
     # True: one ``mercury/nextEditUpdate`` follows with the edits of workspace files that are not
     # open (possibly none), unless the document moves on or a newer request supersedes this one.
     update_pending: bool = False
+    # Places the edits may have to reach that none is offered for (a string naming a renamed
+    # definition): shown, never applied.
+    notes: list[NextEditNote] = msgspec.field(default_factory=list)
 
 
 class NextEditUpdate(msgspec.Struct, rename="camel", kw_only=True):

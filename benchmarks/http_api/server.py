@@ -30,8 +30,10 @@ class HttpProcess:
     on the server's stderr lines, never by polling."""
 
     def __init__(self, args: list[str], *, host: str = "127.0.0.1", port: int = 0, nice: int = 0,
-                 wait: bool = True) -> None:
-        cmd = [MERCURY, "http", "--host", host, "--port", str(port), *args]
+                 wait: bool = True, argv: list[str] | None = None) -> None:
+        """``argv``: the command that runs ``mercury-lsp`` (another checkout's:
+        ``benchmarks.common.checkouts.cli_argv``); this environment's by default."""
+        cmd = [*(argv or [MERCURY]), "http", "--host", host, "--port", str(port), *args]
         if nice:
             cmd = ["nice", "-n", str(nice), *cmd]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

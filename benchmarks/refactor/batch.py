@@ -1,7 +1,8 @@
 """Batch-refactor benchmark: ``mercury-lsp refactor propagate`` and ``fill`` on a real project.
 
     nice -n 10 python -m benchmarks.refactor.batch [--modes syntax,model] [--renames N] [--params N]
-        [--signatures N] [--fill-stubs N] [--model DIR] [--threads N] [--out benchmarks/results/refactor.json]
+        [--signatures N] [--exports N] [--mirrors DIR] [--fill-stubs N] [--model DIR] [--threads N]
+        [--out benchmarks/results/refactor.json]
 
 The project is the installed ``click`` package's source in a fresh git repository
 (``benchmarks.refactor.cases``). Every command runs as a separate ``mercury-lsp`` process (a
@@ -16,6 +17,13 @@ each with a time limit (``CASE_TIMEOUT_S``), so a run is bounded.
   (``syntax`` = ``--no-model``, ``model`` = the model checks the locations) and per kind:
   precision and recall of the predicted locations and texts, files/s and edits/s (whole
   command, start-up and model load included; and in-process, from ``timings.total_ms``).
+* **exports** — real repositories in Python, Rust, Go, TypeScript and JavaScript
+  (``exports.json``: pinned, built from the fetch tool's mirrors under ``--mirrors``), a
+  definition renamed at its definition and every place the export machinery spells its name
+  (``benchmarks.refactor.exports``: ``__all__``, re-exports, ``pub use``, ``pkg.Old``, export
+  lists, ``module.exports``...), ``--exports`` cases per form: site precision and recall of the
+  code edits, the cases left complete, and the recall per export form (edits in comments and
+  strings are counted apart, as prose).
 * **fill** — function bodies of click replaced by ``...`` (docstrings kept); ``refactor fill``
   completes them: the share of non-empty completions that pass the syntax guard, the share
   kept, stubs/s.
@@ -41,6 +49,7 @@ from pathlib import Path
 
 from benchmarks import REPO
 from benchmarks import RESULTS as RESULTS_DIR
+from benchmarks.refactor import exports
 from benchmarks.refactor.cases import (
     add_parameter_case,
     make_project,
@@ -169,6 +178,15 @@ def build_cases(proj: Path, renames: int, params: int, signatures: int) -> list[
 
 def _totals(rows: list[dict]) -> dict:
     t = {k: sum(r[k] for r in rows) for k in ("correct", "predicted", "expected", "edits", "files")}
+    forms: dict[str, list[int]] = {}
+    for r in rows:
+        for form, (c, e) in r.get("forms", {}).items():
+            forms.setdefault(form, [0, 0])
+            forms[form][0] += c
+            forms[form][1] += e
+    extra = {"complete": sum(1 for r in rows if r.get("complete")), "prose_edits": sum(r.get("prose_edits", 0) for r in rows),
+             "forms": {f: {"recall": c / max(1, e), "correct": c, "expected": e} for f, (c, e) in forms.items()}} \
+        if forms else {}
     wall = sum(r["wall_s"] for r in rows)
     inproc = sum(r["in_process_s"] for r in rows)
     return {"cases": len(rows), "precision": t["correct"] / max(1, t["predicted"]),
@@ -176,13 +194,44 @@ def _totals(rows: list[dict]) -> dict:
             "files_per_s": t["files"] / max(1e-9, wall), "edits_per_s": t["edits"] / max(1e-9, wall),
             "files_per_s_in_process": t["files"] / max(1e-9, inproc),
             "edits_per_s_in_process": t["edits"] / max(1e-9, inproc),
-            "expected_edits": t["expected"], "predicted_edits": t["predicted"]}
+            "expected_edits": t["expected"], "predicted_edits": t["predicted"], **extra}
+
+
+def export_cases(root: Path, per_form: int, mirrors: Path) -> list[tuple[exports.Target, Path, str]]:
+    """(target, its project, its repository) for every export case (``exports.choose``)."""
+    out = []
+    for repo in exports.repos() if per_form > 0 else ():
+        proj = exports.checkout(repo, root / "exports", mirrors)
+        out += [(t, proj, repo.name) for t in exports.choose(exports.targets(proj, repo.language), per_form)]
+    return out
+
+
+def run_exports(cases: list[tuple[exports.Target, Path, str]], flags: list[str], mode: str) -> list[dict]:
+    per_case = []
+    for t, proj, repo in cases:
+        reset(proj)
+        exports.rename(proj, t)
+        out, wall = _cli(proj, ["refactor", "propagate", "--git", "--format", "json", *flags])
+        if out.returncode != 0:
+            raise RuntimeError(f"exports {repo} {t.name}: exit {out.returncode}: {out.stderr.strip()[-300:]}")
+        result = json.loads(out.stdout)
+        got = exports.score(t, predicted_sites(result, proj), proj)
+        reset(proj)
+        label = f"{repo}:{t.file}:{t.name}"
+        per_case.append({"kind": "exports", "case": label, "language": t.language, "scored_per": "site",
+                         **got, "edits": len(result["edits"]), "notes": len(result.get("notes", [])),
+                         "files": len(exports.source_files(proj, t.language)), "wall_s": round(wall, 3),
+                         "in_process_s": round(result["timings"]["total_ms"] / 1000, 3)})
+        print(f"  {mode:6} {'exports':18} {label[-45:]:45} {got['correct']:>3}/{got['predicted']:<3} of "
+              f"{got['expected']:<3} {wall:6.1f} s", file=sys.stderr)
+    return per_case
 
 
 def run_propagate(root: Path, modes: list[str], model_args: list[str], renames: int, params: int,
-                  signatures: int) -> dict:
+                  signatures: int, per_form: int = 0, mirrors: Path = exports.DEFAULT_MIRRORS) -> dict:
     proj = make_project(root / "proj")
     cases = build_cases(proj, renames, params, signatures)
+    exported = export_cases(root, per_form, mirrors)
     rows = {}
     for mode in modes:
         flags = ["--no-model"] if mode == "syntax" else model_args
@@ -208,6 +257,7 @@ def run_propagate(root: Path, modes: list[str], model_args: list[str], renames: 
                              "wall_s": round(wall, 3), "in_process_s": round(result["timings"]["total_ms"] / 1000, 3)})
             print(f"  {mode:6} {kind:18} {label:45} {c:>3}/{p:<3} of {e:<3} {wall:6.1f} s", file=sys.stderr)
         reset(proj)
+        per_case += run_exports(exported, flags, mode)
         kinds = {k: _totals([r for r in per_case if r["kind"] == k]) for k in dict.fromkeys(r["kind"] for r in per_case)}
         rows[mode] = {**_totals(per_case), "kinds": kinds, "per_case": per_case}
     return rows
@@ -262,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--renames", type=int, default=6)
     ap.add_argument("--params", type=int, default=3)
     ap.add_argument("--signatures", type=int, default=2, help="functions whose parameter is removed / reordered")
+    ap.add_argument("--exports", type=int, default=2,
+                    help="export-machinery cases per export form and repository (0: none; needs the mirrors)")
+    ap.add_argument("--mirrors", type=Path, default=exports.DEFAULT_MIRRORS, help="where the fetch tool's mirrors are")
     ap.add_argument("--fill-stubs", type=int, default=24)
     ap.add_argument("--model", default=None)
     ap.add_argument("--threads", type=int, default=None)
@@ -272,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m for m in args.modes.split(",") if m]
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        prop = run_propagate(Path(tmp), modes, model_args, args.renames, args.params, args.signatures)
+        prop = run_propagate(Path(tmp), modes, model_args, args.renames, args.params, args.signatures,
+                             args.exports, args.mirrors)
         fill = run_fill(make_project(Path(tmp) / "fill"), model_args, args.fill_stubs) if args.fill_stubs > 0 else None
         total = time.perf_counter() - t0
     print(f"{'mode':8} {'cases':>5} {'precision':>9} {'recall':>7} {'files/s':>8} {'edits/s':>8} "
@@ -283,6 +337,12 @@ def main(argv: list[str] | None = None) -> int:
         for kind, k in r["kinds"].items():
             print(f"  {kind:18} {k['cases']:>3} case(s)  precision {k['precision']:6.1%}  recall {k['recall']:6.1%}  "
                   f"({k['predicted_edits']} predicted, {k['expected_edits']} expected)")
+            if "forms" in k:
+                print(f"    {k['complete']} of {k['cases']} case(s) complete; {k['prose_edits']} edit(s) in prose")
+                for form in exports.FORM_ORDER:
+                    if form in k["forms"]:
+                        f = k["forms"][form]
+                        print(f"    {form:28} recall {f['recall']:6.1%}  ({f['correct']} of {f['expected']} sites)")
     if fill is not None:
         print(f"fill: {fill['stubs_found']} stubs, {fill['non_empty']} non-empty completions, "
               f"{fill['passed_guard']} passed the syntax guard ({fill['guard_pass_share']:.1%}), "
@@ -290,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"benchmark": "refactor", "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
            "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
            "command": "python -m benchmarks.refactor.batch " + " ".join(argv if argv is not None else sys.argv[1:]),
-           "project": "click (installed package source), git repository", "propagate": prop, "fill": fill,
+           "project": "click (installed package source), git repository; exports: benchmarks/refactor/exports.json",
+           "propagate": prop, "fill": fill,
            "seconds": round(total, 1)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=2) + "\n")
@@ -298,6 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     for mode, r in prop.items():
         head |= {f"{mode}_precision": round(r["precision"], 4), f"{mode}_recall": round(r["recall"], 4),
                  f"{mode}_files_per_s": round(r["files_per_s"], 2), f"{mode}_edits_per_s": round(r["edits_per_s"], 2)}
+        if "exports" in r["kinds"]:
+            k = r["kinds"]["exports"]
+            head |= {f"{mode}_exports_precision": round(k["precision"], 4), f"{mode}_exports_recall": round(k["recall"], 4),
+                     f"{mode}_exports_complete": k["complete"], f"{mode}_exports_cases": k["cases"]}
     if fill is not None:
         head |= {"fill_guard_pass_share": round(fill["guard_pass_share"], 4), "fill_kept": fill["kept"]}
     print(json.dumps(head))

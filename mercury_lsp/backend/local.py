@@ -70,12 +70,18 @@ class LocalSession(Budget):
         return comment_block(spec.retrieved, spec.uri, room, self.count_tokens) if room > 0 else ""
 
     def _token_ends(self, ids: list[int], text: str) -> tuple[int, ...]:
-        """Where each token ends in ``text`` (empty when the decoded tokens do not spell it)."""
+        """Where each token ends in ``text`` (empty when the decoded tokens do not spell it). A
+        healed boundary token starts with the prompt's last characters, which ``text`` does not
+        repeat: ends count from after them (that token's end is 0 when it only re-spells them)."""
         tok = self.engine.tokenizer
         if not ids:
             return ()
-        ends = tuple(len(tok.decode(ids[: i + 1])) for i in range(len(ids)))
-        return ends if text.startswith(tok.decode(ids[: len(ids)])[: len(text)]) else ()
+        full = tok.decode(ids)
+        first = len(tok.decode(ids[:1]))
+        skip = next((k for k in range(first + 1) if full.startswith(text, k)), None)
+        if skip is None:
+            return ()
+        return tuple(max(0, len(tok.decode(ids[: i + 1])) - skip) for i in range(len(ids)))
 
 
 class LocalOpener:

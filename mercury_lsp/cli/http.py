@@ -108,14 +108,14 @@ async def serve(settings: HttpSettings, args: argparse.Namespace) -> int:
     from mercury_lsp.backend.shared import SharedBackend
     from mercury_lsp.engine_client import LoadSpec
     from mercury_lsp.http.app import build_app
-    from mercury_lsp.http.security import protocol_with_header_timeout
+    from mercury_lsp.http.security import bounded_protocol
 
     spec = LoadSpec(args.model, args.device, args.dtype, args.threads)
     backend = SharedBackend(local_client(batch=args.batch), spec, settings.queue)
     app = build_app(backend, settings)
     limits = settings.limits
     config = uvicorn.Config(app, host=settings.host, port=settings.port, loop="none",
-                            http=protocol_with_header_timeout(limits.header_timeout_s),
+                            http=bounded_protocol(limits, settings.api_key),
                             timeout_keep_alive=int(limits.keep_alive_s), log_level=args.log_level,
                             access_log=False, server_header=False, lifespan="off")
     server = uvicorn.Server(config)

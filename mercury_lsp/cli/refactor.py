@@ -2,7 +2,9 @@
 ``cli.next_edit``): arguments, the model, output and ``--apply``; the work is in ``refactor``.
 
 Machine output (the diff, the JSON, the summary) goes to stdout only; notes, warnings, the
-progress bar (tqdm, shown for runs over a second on a terminal) and errors go to stderr.
+progress bar (tqdm, shown for runs over a second on a terminal) and errors go to stderr (the
+edits' notes — a string naming a renamed definition — are in the JSON and the summary, and on
+stderr beside a diff).
 Exit status: 0 done; 1 ``--check`` found edits to make; 2 bad input (a one-line error), including
 files ``--apply`` could not write.
 """
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.refactor import apply as applying
-from mercury_lsp.refactor.changes import FORMATS, FileChange, Report, display_path, render
+from mercury_lsp.refactor.changes import FORMATS, FileChange, Report, display_path, note_lines, render
 from mercury_lsp.refactor.files import InputError, git_root, list_files, read_source
 
 DEFAULT_JOBS = 8  # requests in flight: enough to fill the scheduler's batches on a laptop
@@ -162,6 +164,9 @@ def _load_model(args: argparse.Namespace):
 def finish(args: argparse.Namespace, report: Report) -> int:
     for n in report.notes:
         _note(args, "note: " + n)
+    if args.format == "diff":  # the other formats print them with the edits
+        for line in note_lines(report):
+            _note(args, "note: " + line)
     sys.stdout.write(render(report, args.format))
     sys.stdout.flush()
     changed = [c for c in report.changes if c.changed]
@@ -170,7 +175,7 @@ def finish(args: argparse.Namespace, report: Report) -> int:
     if not args.apply or not changed:
         return 0
     applying.sweep([c.source.path.parent for c in changed])
-    res = applying.apply_changes(changed, atomic_all=args.atomic_all)
+    res = applying.apply_changes(changed, atomic_all=args.atomic_all, root=_roots()[0])
     for path, why in res.skipped:
         _note(args, f"warning: {display_path(path)}: {why}; not replaced")
     _note(args, f"applied {len(res.applied)} file(s)" + (
@@ -281,7 +286,7 @@ def run_fill(args: argparse.Namespace) -> int:
         raise _usage(f"--max-tokens must be at least 1, got {args.max_tokens}")
     notes: list[str] = []
     try:
-        files, _ = list_files(args.paths)
+        files, _ = list_files(args.paths, notes)
         explicit = {p.resolve() for p in args.paths if p.is_file()}
         sources = []
         for f in files:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, get_args
 
 import mercury_lsp
@@ -13,7 +14,7 @@ from mercury_lsp.cli.daemon import exit_daemon
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.config import LogLevel, Preset, parse_settings
 from mercury_lsp.server import configure_logging, run, run_stdio, run_tcp
-from mercury_lsp.server.access import AccessError, check_tcp, read_token
+from mercury_lsp.server.access import AccessError, AllowedRoots, check_tcp, read_token
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:
@@ -31,6 +32,9 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--token-file", default=None, metavar="PATH",
                    help="a secret clients must send as initializationOptions.token (required for --tcp "
                         "beyond loopback)")
+    p.add_argument("--root", action="append", default=[], metavar="DIR",
+                   help="with --tcp: a directory clients may have files read from (next edit's workspace "
+                        "files), repeatable; none: only the documents they open (stdio: the editor's folders)")
     p.add_argument("--settings", default=None, metavar="JSON",
                    help="base settings as JSON (same fields as initializationOptions)")
     p.add_argument("--debug-log-user-code", action="store_true",
@@ -65,14 +69,17 @@ def run_serve(args: argparse.Namespace) -> int:
             check_tcp(host, token)
         except AccessError as exc:
             raise UsageError(str(exc)) from None
+        roots = _roots(args.root)
         configure_logging(base, args.log_file)
         try:
-            status = run(run_tcp(base, host, port, token))
+            status = run(run_tcp(base, host, port, token, roots=roots))
         except OSError as exc:  # binding: the only OSError that reaches here (connections handle theirs)
             raise UsageError(f"--tcp {args.tcp}: cannot listen: {exc.strerror or exc}") from None
         exit_daemon(status)
     if args.token_file:
         raise UsageError("--token-file applies to --tcp only (stdio has one client: the editor that started it)")
+    if args.root:
+        raise UsageError("--root applies to --tcp only (over stdio the editor's workspace folders are read)")
     configure_logging(base, args.log_file)
     if sys.stdin.isatty():
         print(terminal_banner(), file=sys.stderr, flush=True)
@@ -91,6 +98,13 @@ def terminal_banner() -> str:
 
 
 MAX_PORT = 65535
+
+
+def _roots(dirs: list[str]) -> AllowedRoots:
+    for d in dirs:
+        if not Path(d).is_dir():
+            raise UsageError(f"--root {d}: not a directory")
+    return AllowedRoots(dirs)
 
 
 def _host_port(value: str) -> tuple[str, int]:

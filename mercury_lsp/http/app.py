@@ -81,5 +81,5 @@ def build_app(backend: SharedBackend, settings: HttpSettings) -> Starlette:
     app = Starlette(routes=routes, middleware=middleware, exception_handlers={
         ApiError: _api_error, HTTPException: _http_error, Exception: _internal_error})
     app.state.ctx = ApiContext(backend, settings)
-    app.state.openapi = openapi_document(settings.limits.max_tokens)
+    app.state.openapi = openapi_document(settings.limits.max_tokens, key_required=settings.api_key is not None)
     return app

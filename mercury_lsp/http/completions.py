@@ -2,7 +2,9 @@
 
 The prompt is plain text before the cursor (``suffix`` after it) or a fill-in-the-middle
 prompt in one of Zed's formats, read back into prefix and suffix. ``stream: true`` answers in
-server-sent events of OpenAI's chunk shape, ending with ``data: [DONE]``.
+server-sent events of OpenAI's chunk shape, ending with ``data: [DONE]``; the stream starts once
+the completion is written, so a full queue, a loading model or a deadline is an HTTP status
+(429, 503, 504), never a 200 whose body is an error.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import msgspec
 from starlette.requests import Request
@@ -19,21 +22,20 @@ from starlette.responses import Response
 from mercury_engine.options import PRIVATE_SCOPE, InfillOptions
 from mercury_lsp.backend.base import BackendError
 from mercury_lsp.backend.prompts import apply_stop, parse_prompt
-from mercury_lsp.engine_client import CancelToken
 from mercury_lsp.http.context import ApiContext
 from mercury_lsp.http.errors import ApiError, from_backend
+from mercury_lsp.http.settings import HttpLimits
 from mercury_lsp.http.transport import SseResponse, decode, until_disconnect
 from mercury_lsp.http.wire import (
     CompletionChoice,
     CompletionRequest,
     CompletionResponse,
-    ErrorDetail,
-    ErrorResponse,
     Usage,
 )
-from mercury_lsp.schema import InfillOutcome, InfillSpec
+from mercury_lsp.schema import InfillOutcome, InfillSpec, RetrievedChunk
 
 log = logging.getLogger(__name__)
+DONE = b"[DONE]"  # the stream's last event, as OpenAI's
 
 
 def completion_id() -> str:
@@ -47,22 +49,41 @@ def to_spec(req: CompletionRequest, ctx: ApiContext) -> InfillSpec:
         raise ApiError(400, f"the prompt is a fill-in-the-middle prompt ({parsed.format} format) and a suffix "
                        "was given too; send one or the other", param="suffix", code="ambiguous_suffix")
     prefix, suffix = parsed.prefix, parsed.suffix if parsed.format is not None else (req.suffix or "")
-    retrieved = (*parsed.retrieved, *req.retrieved)
     limits = ctx.settings.limits
-    size = len(prefix) + len(suffix) + sum(len(c.text) for c in retrieved)
-    if size > limits.max_prompt_chars:
-        raise ApiError(400, f"prompt, suffix and retrieved context have {size} characters; the limit is "
-                       f"{limits.max_prompt_chars}", param="prompt", code="context_length_exceeded")
-    max_tokens = req.max_tokens if req.max_tokens is not None else min(limits.default_max_tokens,
-                                                                       limits.max_tokens)
-    if max_tokens > limits.max_tokens:
-        raise ApiError(400, f"max_tokens is {max_tokens}; this server allows at most {limits.max_tokens}",
-                       param="max_tokens", code="invalid_value")
+    prefix, suffix, retrieved = nearest(prefix, suffix, (*parsed.retrieved, *req.retrieved), limits.max_prompt_chars)
+    max_tokens = checked_max_tokens(req.max_tokens, limits)
     if ctx.settings.debug_log_user_code:
         log.info("completion request (%s format): prefix %r suffix %r", parsed.format, prefix[-200:], suffix[:200])
     options = InfillOptions(preset=req.preset or ctx.settings.preset, temperature=req.temperature or 0.0,
                             seed=req.seed or 0, single_line=req.single_line, context_scope=context_scope(req.user))
     return InfillSpec(prefix=prefix, suffix=suffix, max_tokens=max_tokens, options=options, retrieved=retrieved)
+
+
+def checked_max_tokens(asked: int | None, limits: HttpLimits) -> int:
+    """``max_tokens`` as asked (400 past the server's limit, which the document states), else the default."""
+    if asked is None:
+        return min(limits.default_max_tokens, limits.max_tokens)
+    if asked > limits.max_tokens:
+        raise ApiError(400, f"max_tokens is {asked}; this server allows at most {limits.max_tokens}",
+                       param="max_tokens", code="invalid_value")
+    return asked
+
+
+def nearest(prefix: str, suffix: str, retrieved: tuple[RetrievedChunk, ...],
+            budget: int) -> tuple[str, str, tuple[RetrievedChunk, ...]]:
+    """At most ``budget`` characters of context, those nearest the cursor: the suffix's start (at
+    most half, unless the prefix is shorter), the prefix's end, then the retrieved chunks that
+    fit, in their order. The engine keeps only what its window holds, nearest the cursor too:
+    what is cut here it would never have read."""
+    suffix = suffix[:max(budget // 2, budget - len(prefix))]
+    prefix = prefix[max(0, len(prefix) - (budget - len(suffix))):]
+    room = budget - len(prefix) - len(suffix)
+    kept = []
+    for chunk in retrieved:
+        if len(chunk.text) <= room:
+            kept.append(chunk)
+            room -= len(chunk.text)
+    return prefix, suffix, tuple(kept)
 
 
 def context_scope(user: str | None) -> str:
@@ -77,14 +98,35 @@ def stops(req: CompletionRequest) -> list[str]:
     return [req.stop] if isinstance(req.stop, str) else list(req.stop)
 
 
-def finish(outcome: InfillOutcome, stop: list[str]) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Returned:
+    """What a completion answers: its text, why it ended, and the tokens of that text."""
+    text: str
+    finish_reason: str
+    usage: Usage
+
+
+def returned(outcome: InfillOutcome, stop: list[str], max_tokens: int) -> Returned:
+    """The outcome as answered: cut at the first stop sequence and after ``max_tokens``
+    generated tokens, and ``completion_tokens`` counting the tokens that wrote the text returned
+    (a healed boundary token that only re-spells the prompt's end writes none; one cut by a stop
+    sequence counts). Without token offsets (a remote backend), its own count, at most
+    ``max_tokens``."""
     text, stopped = apply_stop(outcome.text, stop)
-    return text, "stop" if stopped or outcome.stop_reason == "stop" else "length"
-
-
-def usage(outcome: InfillOutcome) -> Usage:
-    return Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.tokens,
-                 total_tokens=outcome.prompt_tokens + outcome.tokens)
+    reason = "stop" if stopped or outcome.stop_reason == "stop" else "length"
+    ends = outcome.token_ends
+    if len(ends) != outcome.tokens or not ends:
+        count = min(outcome.tokens, max_tokens)
+    else:
+        count, start = 0, 0
+        for end in ends:
+            if end > start and start < len(text):
+                count += 1
+                if count == max_tokens and end < len(text):
+                    text, reason = text[:end], "length"
+            start = max(start, end)
+    prompt = outcome.prompt_tokens
+    return Returned(text, reason, Usage(prompt_tokens=prompt, completion_tokens=count, total_tokens=prompt + count))
 
 
 async def completions(request: Request) -> Response:
@@ -93,35 +135,27 @@ async def completions(request: Request) -> Response:
     model = ctx.check_model(req.model)
     spec = to_spec(req, ctx)
     cancel = ctx.cancel_token()
-    if req.stream:
-        return SseResponse(_stream(ctx, spec, req, model, cancel), cancel)
-    try:
+    try:  # streamed or not, the work is done before the status is sent: a refusal is an HTTP status
         outcome = await until_disconnect(request, ctx.backend.infill(spec, cancel), cancel)
     except BackendError as exc:
         raise from_backend(exc) from None
-    text, reason = finish(outcome, stops(req))
+    answer = returned(outcome, stops(req), spec.max_tokens)
+    if req.stream:
+        return SseResponse(_events(answer, model), cancel)
     body = CompletionResponse(id=completion_id(), created=int(time.time()), model=model,
-                              choices=[CompletionChoice(text=text, finish_reason=reason)], usage=usage(outcome))
+                              choices=[CompletionChoice(text=answer.text, finish_reason=answer.finish_reason)],
+                              usage=answer.usage)
     return Response(msgspec.json.encode(body), media_type="application/json")
 
 
-async def _stream(ctx: ApiContext, spec: InfillSpec, req: CompletionRequest, model: str,
-                  cancel: CancelToken) -> AsyncIterator[bytes]:
+async def _events(answer: Returned, model: str) -> AsyncIterator[bytes]:
+    """OpenAI's chunks: the text, then an empty chunk with the finish reason and the usage, then
+    ``[DONE]`` (the engine writes a span whole: there is nothing to send before it is done)."""
     cid, created = completion_id(), int(time.time())
-    try:
-        outcome = await ctx.backend.infill(spec, cancel)
-    except BackendError as exc:
-        err = from_backend(exc)
-        yield msgspec.json.encode(ErrorResponse(error=ErrorDetail(message=err.message, type=err.type,
-                                                                  code=err.code)))
-        yield b"[DONE]"
-        return
-    text, reason = finish(outcome, stops(req))
-    if text:
+    if answer.text:
         yield msgspec.json.encode(CompletionResponse(id=cid, created=created, model=model,
-                                                     choices=[CompletionChoice(text=text)]))
+                                                     choices=[CompletionChoice(text=answer.text)]))
     yield msgspec.json.encode(CompletionResponse(id=cid, created=created, model=model,
-                                                 choices=[CompletionChoice(text="", finish_reason=reason)],
-                                                 usage=usage(outcome)))
-    yield b"[DONE]"
-
+                                                 choices=[CompletionChoice(text="", finish_reason=answer.finish_reason)],
+                                                 usage=answer.usage))
+    yield DONE

@@ -5,14 +5,17 @@ rewrite between ``<|code_to_edit|>`` and ``<|/code_to_edit|>`` and ``<|cursor|>`
 nests the region in the file; other clients send it as its own section after the file).
 ``<|edit_diff_history|>`` holds the user's recent edits as unified-diff hunks; undoing them on
 the current text gives the text before them, which is what next-edit prediction compares.
+
+Every string is a prompt (the OpenAPI document promises no more): a message without
+``<|code_to_edit|>`` is all code to edit (the file's body when it has one), a region without
+``<|cursor|>`` has the cursor at its end (with several, at the first; the others are dropped),
+and a section left open runs to the end of the message.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from mercury_lsp.http.errors import ApiError
 
 CURSOR = "<|cursor|>"
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
@@ -38,10 +41,7 @@ def section(content: str, tag: str) -> tuple[int, int] | None:
     if content.startswith("\n", start):
         start += 1
     end = content.find(close, start)
-    if end < 0:
-        raise ApiError(400, f"the {open_} section is not closed with {close}", param="messages",
-                       code="invalid_edit_prompt")
-    return start, end
+    return start, end if end >= 0 else len(content)
 
 
 def _strip_close(content: str, tag: str, end: int) -> int:
@@ -50,35 +50,47 @@ def _strip_close(content: str, tag: str, end: int) -> int:
     return after + 1 if content.startswith("\n", after) else after
 
 
-def parse_edit_prompt(content: str) -> EditPrompt:
-    file_span = section(content, "current_file_content")
-    edit_span = section(content, "code_to_edit")
-    if edit_span is None:
-        raise ApiError(400, "the message has no <|code_to_edit|> section", param="messages",
-                       code="invalid_edit_prompt")
-    region_raw = content[edit_span[0]:edit_span[1]]
-    if region_raw.count(CURSOR) != 1:
-        raise ApiError(400, "<|code_to_edit|> must contain <|cursor|> exactly once", param="messages",
-                       code="invalid_edit_prompt")
-    at = region_raw.index(CURSOR)
-    region = region_raw.replace(CURSOR, "")
-    path = ""
+def _file_body(content: str, file_span: tuple[int, int] | None) -> tuple[str, tuple[int, int] | None]:
+    """The file's path and where its text lies (after the ``current_file_path:`` line)."""
     if file_span is None:
+        return "", None
+    start, end = file_span
+    if not content.startswith("current_file_path:", start):
+        return "", file_span
+    line_end = content.find("\n", start, end)
+    line_end = end if line_end < 0 else line_end
+    path = content[start:line_end].removeprefix("current_file_path:").strip()
+    return path, (min(end, line_end + 1), end)
+
+
+def _cursor(raw: str) -> tuple[str, int]:
+    """The region without ``<|cursor|>`` marks, and the cursor (the first mark, else the end)."""
+    at = raw.find(CURSOR)
+    region = raw.replace(CURSOR, "")
+    return region, at if at >= 0 else len(region)
+
+
+def parse_edit_prompt(content: str) -> EditPrompt:
+    path, body = _file_body(content, section(content, "current_file_content"))
+    tagged = section(content, "code_to_edit")
+    if tagged is None:  # all of it is the code to edit
+        span = body or (0, len(content))
+        region, at = _cursor(content[span[0]:span[1]])
         text, start = region, 0
     else:
-        body_start, body_end = file_span
-        body = content[body_start:body_end]
-        if body.startswith("current_file_path:"):
-            line, _, body = body.partition("\n")
-            path = line.removeprefix("current_file_path:").strip()
-            body_start = body_end - len(body)
-        if body_start <= edit_span[0] < body_end:  # nested (Zed): the file around the region
-            tail = content[_strip_close(content, "code_to_edit", edit_span[1]):body_end]
-            head = content[body_start:content.rfind("<|code_to_edit|>", body_start, edit_span[0])]
+        region, at = _cursor(content[tagged[0]:tagged[1]])
+        if body is None:
+            text, start = region, 0
+        elif (opened := content.rfind("<|code_to_edit|>", body[0], tagged[0])) >= 0 and tagged[0] < body[1]:
+            # nested (Zed): the file around the region
+            head = _cursor(content[body[0]:opened])[0]
+            tail = _cursor(content[_strip_close(content, "code_to_edit", tagged[1]):body[1]])[0] \
+                if tagged[1] < body[1] else ""
             text, start = head + region + tail, len(head)
         else:  # the region as its own section: find it in the file
-            found = body.find(region)
-            text, start = (body, found) if found >= 0 else (region, 0)
+            file_text = _cursor(content[body[0]:body[1]])[0]
+            found = file_text.find(region)
+            text, start = (file_text, found) if found >= 0 else (region, 0)
     history = section(content, "edit_diff_history")
     before = undo_hunks(text, content[history[0]:history[1]]) if history else None
     return EditPrompt(path=path, text=text, region=(start, start + len(region)), cursor=start + at,

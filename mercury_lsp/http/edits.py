@@ -15,9 +15,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from mercury_engine.options import PRIVATE_SCOPE, InfillOptions
+from mercury_lsp import __version__
 from mercury_lsp.backend.base import BackendError
-from mercury_lsp.documents import PositionEncoding, PositionError, index_of_units
-from mercury_lsp.http.completions import completion_id
+from mercury_lsp.documents import PositionEncoding, index_of_units
+from mercury_lsp.http.completions import checked_max_tokens, completion_id, returned
 from mercury_lsp.http.context import ApiContext
 from mercury_lsp.http.edit_prompt import EditPrompt, parse_edit_prompt
 from mercury_lsp.http.errors import ApiError, from_backend
@@ -38,11 +39,13 @@ log = logging.getLogger(__name__)
 
 
 def _offset(text: str, pos: TextPosition, enc: PositionEncoding) -> int:
+    """The code-point offset of ``pos``, clamped as LSP positions are: a line past the end is the
+    end of the text, a column past its line's end the line's end, one inside a character its start."""
     starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
     if pos.line >= len(starts):
-        raise PositionError(f"line {pos.line} is past the end of the file ({len(starts)} lines)")
+        return len(text)
     end = starts[pos.line + 1] - 1 if pos.line + 1 < len(starts) else len(text)
-    return starts[pos.line] + index_of_units(text[starts[pos.line]:end], pos.character, enc, True)
+    return starts[pos.line] + index_of_units(text[starts[pos.line]:end], pos.character, enc, False)
 
 
 def _check_size(ctx: ApiContext, total: int) -> None:
@@ -52,37 +55,36 @@ def _check_size(ctx: ApiContext, total: int) -> None:
                        code="context_length_exceeded")
 
 
-def next_edit_query(req: NextEditRequest, enc: PositionEncoding) -> NextEditQuery:
-    docs = tuple(DocState(f.uri, f.text, grammar_for(f.language_id, f.uri), f.version, tuple(f.previous_texts),
-                          1.0 if f.previous_texts else 0.0) for f in req.files)
-    by_uri = {d.uri: d for d in docs}
-    if len(by_uri) != len(docs):
-        raise ApiError(400, "two files have the same uri", param="files", code="invalid_value")
+def next_edit_query(req: NextEditRequest, enc: PositionEncoding) -> NextEditQuery | None:
+    """The query, or None when there is no edit to follow (no file has ``previousTexts`` and no
+    cursor is given: nothing follows). Files of one uri: the last one counts."""
+    by_uri = {f.uri: DocState(f.uri, f.text, grammar_for(f.language_id, f.uri), f.version, tuple(f.previous_texts),
+                              1.0 if f.previous_texts else 0.0) for f in req.files}
+    docs = tuple(by_uri.values())
     edited = [d for d in docs if d.history]
     cursor_uri = req.cursor_uri or (edited[0].uri if edited else docs[0].uri)
     if cursor_uri not in by_uri:
-        raise ApiError(400, f"cursorUri {cursor_uri[:200]!r} is not one of the files", param="cursorUri",
-                       code="invalid_value")
+        raise ApiError(404, f"cursorUri {cursor_uri[:200]!r} names none of the files", param="cursorUri",
+                       code="unknown_file")
     doc = by_uri[cursor_uri]
     if req.cursor is not None:
-        try:
-            cursor = _offset(doc.text, req.cursor, enc)
-        except PositionError as exc:
-            raise ApiError(400, f"cursor: {exc}", param="cursor", code="invalid_value") from None
+        cursor = _offset(doc.text, req.cursor, enc)
     elif doc.history:
         cursor = diff_region(doc.history[0], doc.text)[2]
     else:
-        raise ApiError(400, "no edit to follow: give previousTexts for the edited file, or a cursor",
-                       param="files", code="invalid_value")
+        return None
     return NextEditQuery(docs, cursor_uri, cursor, enc, req.options)
 
 
 async def next_edit(request: Request) -> Response:
     ctx: ApiContext = request.app.state.ctx
     req = await decode(request, ctx.settings.limits, NextEditRequest)
-    ctx.check_model(req.model)
+    model = ctx.check_model(req.model)
     _check_size(ctx, sum(len(f.text) + sum(map(len, f.previous_texts)) for f in req.files))
     query = next_edit_query(req, PositionEncoding(req.position_encoding))
+    if query is None:
+        result = NextEditResult(edits=[], model=model, version=__version__, position_encoding=req.position_encoding)
+        return Response(msgspec.json.encode(result), media_type="application/json")
     cancel = ctx.cancel_token()
     try:
         result = await until_disconnect(request, ctx.backend.next_edit(query, cancel), cancel)
@@ -116,10 +118,10 @@ async def edit_completions(request: Request) -> Response:
     req = await decode(request, ctx.settings.limits, EditRequest)
     model = ctx.check_model(req.model)
     users = [m for m in req.messages if m.role == "user"]
-    if len(users) != 1:
-        raise ApiError(400, "send exactly one user message carrying the edit prompt", param="messages",
+    if not users:  # the schema asks for one (EditRequest.messages: contains)
+        raise ApiError(400, "send a user message carrying the edit prompt", param="messages",
                        code="invalid_edit_prompt")
-    prompt = parse_edit_prompt(users[0].content)
+    prompt = parse_edit_prompt(users[-1].content)  # the newest user turn, as a chat model reads it
     _check_size(ctx, len(prompt.text))
     if ctx.settings.debug_log_user_code:
         log.info("edit request for %r: %r", prompt.path, prompt.text[prompt.region[0]:prompt.region[1]])
@@ -138,15 +140,16 @@ async def edit_completions(request: Request) -> Response:
             base = prompt.region[0]
             new_region = apply_edits(region, [(s - base, t - base, new) for s, t, new in edits])
         else:  # nothing follows from the history: complete at the cursor
-            max_tokens = min(req.max_tokens or ctx.settings.limits.default_max_tokens, ctx.settings.limits.max_tokens)
+            max_tokens = checked_max_tokens(req.max_tokens, ctx.settings.limits)
             options = InfillOptions(preset=ctx.settings.preset, temperature=req.temperature or 0.0, seed=0,
                                     single_line=True, context_scope=PRIVATE_SCOPE)
             spec = InfillSpec(prefix=prompt.text[:prompt.cursor], suffix=prompt.text[prompt.cursor:],
                               max_tokens=max_tokens, options=options)
             outcome = await until_disconnect(request, ctx.backend.infill(spec, cancel), cancel)
+            answer = returned(outcome, [], max_tokens)
             at = prompt.cursor - prompt.region[0]
-            new_region = region[:at] + outcome.text + region[at:]
-            prompt_tokens, completion_tokens = outcome.prompt_tokens, outcome.tokens
+            new_region = region[:at] + answer.text + region[at:]
+            prompt_tokens, completion_tokens = answer.usage.prompt_tokens, answer.usage.completion_tokens
     except BackendError as exc:
         raise from_backend(exc) from None
     body = EditResponse(id=completion_id(), created=int(time.time()), model=model,

@@ -24,6 +24,10 @@ class HttpLimits(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     max_tokens: Annotated[int, Meta(ge=1, le=4096)] = 512  # largest max_tokens accepted
     default_max_tokens: Annotated[int, Meta(ge=1, le=4096)] = 64  # when a request names none
     header_timeout_s: Annotated[float, Meta(gt=0)] = 10.0  # connection open -> headers complete
+    # A request line (414 past it) and a whole head (431): clients send a few hundred bytes; a
+    # URL of a few KiB and a long cookie still fit (nginx: 8 KiB lines, 32 KiB in all).
+    max_request_line_bytes: Annotated[int, Meta(ge=1024)] = 8 * 1024
+    max_header_bytes: Annotated[int, Meta(ge=1024)] = 32 * 1024
     body_timeout_s: Annotated[float, Meta(gt=0)] = 10.0  # headers complete -> body complete
     request_timeout_s: Annotated[float, Meta(gt=0)] = 30.0  # deadline of one request's work
     keep_alive_s: Annotated[float, Meta(gt=0)] = 5.0  # idle keep-alive connections are closed after

@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 from mercury_lsp.engine_client import CancelToken
 from mercury_lsp.http.errors import CLIENT_CLOSED_REQUEST, ApiError, validation_error
 from mercury_lsp.http.settings import HttpLimits
+from mercury_lsp.server.jsonrpc import MAX_JSON_DEPTH, json_depth
 
 T = TypeVar("T")
 
@@ -54,16 +55,42 @@ def _too_large(limits: HttpLimits) -> ApiError:
 
 
 async def decode(request: Request, limits: HttpLimits, cls: type[T]) -> T:
+    """The body as ``cls``, with the types the OpenAPI document states and nothing laxer: a
+    boolean is ``true``/``false`` (not 0, not "true"), a number is not a string. An integral
+    number is an integer (``16.0``: JSON Schema says so). JSON nested deeper than
+    ``MAX_JSON_DEPTH`` is refused before any of it is converted (unknown fields included)."""
     body = await read_body(request, limits)
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
     if ctype not in ("application/json", "text/json", ""):
         raise ApiError(415, f"unsupported content type {ctype!r}; send application/json",
                        code="unsupported_media_type")
     try:
-        # Lax, as OpenAI's own API: 16.0 is an integer (JSON Schema says so too).
-        return msgspec.json.decode(body, type=cls, strict=False)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raw = msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
         raise validation_error(exc) from None
+    except RecursionError:
+        raise _too_deep() from None
+    if json_depth(raw) > MAX_JSON_DEPTH:
+        raise _too_deep()
+    try:
+        return msgspec.convert(_integral(raw), type=cls, strict=True)
+    except msgspec.ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+def _too_deep() -> ApiError:
+    return ApiError(400, f"the body is JSON nested deeper than {MAX_JSON_DEPTH} levels", code="invalid_json")
+
+
+def _integral(value):
+    """``value`` with every integral float an int (JSON Schema's integers include 16.0)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -61,11 +61,18 @@ class ChatMessage(msgspec.Struct, kw_only=True, frozen=True):
     content: str
 
 
+# What the handler reads: the newest user message (a request without one is refused).
+USER_MESSAGE = {"contains": {"type": "object", "properties": {"role": {"const": "user"}}, "required": ["role"]},
+                "minContains": 1}
+
+
 class EditRequest(msgspec.Struct, kw_only=True, frozen=True):
-    """Inception's ``/v1/edit/completions``: one user message carrying the tagged sections
+    """Inception's ``/v1/edit/completions``: the newest user message carries the tagged sections
     ``<|recently_viewed_code_snippets|>``, ``<|current_file_content|>`` (with
-    ``<|code_to_edit|>`` and ``<|cursor|>`` inside), ``<|edit_diff_history|>``."""
-    messages: Annotated[list[ChatMessage], Meta(min_length=1, max_length=8)]
+    ``<|code_to_edit|>`` and ``<|cursor|>`` inside), ``<|edit_diff_history|>``. Any text is a
+    prompt: without ``<|code_to_edit|>`` all of it is the code to edit, without ``<|cursor|>`` the
+    cursor is at its end."""
+    messages: Annotated[list[ChatMessage], Meta(min_length=1, max_length=8, extra_json_schema=USER_MESSAGE)]
     model: str | None = None
     max_tokens: MaxTokens | None = None
     temperature: Temperature | None = None
@@ -85,7 +92,10 @@ class NextEditFile(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
 class NextEditRequest(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     """``/v1/next-edit``: the edits that follow the user's last one, every location at once.
 
-    ``cursor`` defaults to the end of the change in the first edited file.
+    ``cursor`` defaults to the end of the change in the first edited file (a position past a
+    line's or the file's end is clamped to it); with no file edited (no ``previousTexts``) and
+    no cursor, nothing follows: no edits. ``cursorUri`` must name one of the files (404). Files
+    sharing a uri: the last one counts.
     """
     files: Annotated[list[NextEditFile], Meta(min_length=1, max_length=64)]
     cursor_uri: str | None = None

@@ -28,7 +28,8 @@ Helpers shared by the steps and rules: ``query`` (inputs, outputs and the engine
 (tree-sitter helpers), ``scopes`` (the enclosing function, how a name is bound), ``prose``
 (comments and strings), ``symbols`` (a query file per grammar in ``queries/``),
 ``import_lists`` (import statements as lists of names), ``statements`` (whole statements and
-lines deleted). Around the pipeline: ``service`` (``NextEditService``, one per connection:
+lines deleted), ``exports`` (a renamed definition followed through its language's export
+machinery, and the notes where only a string names it). Around the pipeline: ``service`` (``NextEditService``, one per connection:
 query, cache, checks before applying), ``handlers`` (the LSP requests) and ``command`` (the
 ``mercury-lsp next-edit`` command's work). The tuning, ``NextEditOptions``, is the ``nextEdit``
 part of the typed settings (``mercury_lsp.config``).

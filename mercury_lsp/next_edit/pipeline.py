@@ -4,7 +4,8 @@
 (``steps.candidates``) and builds the ``RuleContext`` once; then it runs the rules of the
 registry in priority order (``rules.REGISTRY``; a rule disabled by ``nextEdit.disabledRules`` is
 skipped, a fallback rule runs only when no rule before it offered an edit), stamps each edit
-with its rule's code, resolves the overlaps (``resolve.resolve``: the earlier rule wins), drops
+with its rule's code, drops the edits inside a helper their new text calls
+(``resolve.outside_helpers``), resolves the overlaps (``resolve.resolve``: the earlier rule wins), drops
 the edits that add parse errors (``resolve.keep_parsing``) and ranks the rest by confidence.
 ``to_result`` turns the outcome into the shared ``NextEditResult`` schema (ranges in the
 client's position encoding, each edit carrying its document's version and rule).
@@ -12,15 +13,23 @@ client's position encoding, each edit carrying its document's version and rule).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from mercury_lsp import __version__
-from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Outcome, Prediction, check_cancelled
-from mercury_lsp.next_edit.resolve import CONFIDENCE_DIGITS, keep_parsing, ranked, resolve
+from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Note, Outcome, Prediction, check_cancelled
+from mercury_lsp.next_edit.resolve import CONFIDENCE_DIGITS, keep_parsing, outside_helpers, ranked, resolve
 from mercury_lsp.next_edit.rules import BY_CODE, FAMILIES, REGISTRY, RuleContext
 from mercury_lsp.next_edit.steps.candidates import find_candidates
 from mercury_lsp.next_edit.tree import parse_all
-from mercury_lsp.schema import NextEditResult, NextEditTimings, PredictedEdit, TextPosition, TextRange
+from mercury_lsp.schema import (
+    NextEditNote,
+    NextEditResult,
+    NextEditTimings,
+    PredictedEdit,
+    TextPosition,
+    TextRange,
+)
 from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
 
@@ -43,13 +52,26 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
         for p in rule.run(ctx):
             p.rule = rule.code
             offered.append(p)
-    kept = resolve(offered)
+    kept = resolve(outside_helpers(offered, ctx.by_uri))
     checked = keep_parsing([p for p in kept if not BY_CODE[p.rule].self_checked], ctx.by_uri, grammars)
     preds = ranked(checked + [p for p in kept if BY_CODE[p.rule].self_checked], query)
     t2 = time.perf_counter()
     return Outcome(preds, ctx.candidates, NextEditTimings(candidates_ms=round((t1 - t0) * 1000, 2),
                                                           model_ms=round((t2 - t1) * 1000, 2),
-                                                          total_ms=round((t2 - t0) * 1000, 2)))
+                                                          total_ms=round((t2 - t0) * 1000, 2)),
+                   notes=rename_notes(ctx))
+
+
+# The rule whose edits the notes accompany: a rename followed through the export machinery.
+NOTES_RULE = "NE101"
+
+
+def rename_notes(ctx: RuleContext) -> list[Note]:
+    """The renames' notes (``steps.candidates``), stamped with the rename rule's code; none when
+    that rule is disabled."""
+    if not ctx.enabled(NOTES_RULE):
+        return []
+    return [dataclasses.replace(n, rule=NOTES_RULE) for n in ctx.notes]
 
 
 def rule_context(query: NextEditQuery, grammars: Grammars, model: EditModel | None = None,
@@ -57,7 +79,8 @@ def rule_context(query: NextEditQuery, grammars: Grammars, model: EditModel | No
     """The context the rules read for ``query``: its documents parsed, the locations the
     history ties (``steps.candidates``), the newest edits (``RuleContext``)."""
     ctx = RuleContext(query, grammars, parse_all(query.docs, grammars), [], model, cancel, FAMILIES)
-    ctx.candidates = find_candidates(query, ctx.parsed, ctx.edited, grammars)
+    located = find_candidates(query, ctx.parsed, ctx.edited, grammars)
+    ctx.candidates, ctx.notes = located.candidates, located.notes
     return ctx
 
 
@@ -74,5 +97,12 @@ def to_result(outcome: Outcome, query: NextEditQuery, model_name: str) -> NextEd
                                    confidence=round(p.confidence, CONFIDENCE_DIGITS), reason=p.reason, kind=p.kind,
                                    source=p.source, old_text=p.old_text, document_version=d.version,
                                    rule=p.rule or None))
+    notes = []
+    for n in outcome.notes:
+        d = docs[n.uri]
+        index = indexes.setdefault(n.uri, TextIndex(d.text))
+        notes.append(NextEditNote(uri=n.uri, range=TextRange(TextPosition(*index.position_at(n.start, query.encoding)),
+                                                             TextPosition(*index.position_at(n.end, query.encoding))),
+                                  message=n.message, rule=n.rule or None, document_version=d.version))
     return NextEditResult(edits=edits, model=model_name, version=__version__,
-                          position_encoding=query.encoding.value, timings=outcome.timings)
+                          position_encoding=query.encoding.value, timings=outcome.timings, notes=notes)

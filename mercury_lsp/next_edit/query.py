@@ -72,12 +72,25 @@ class Prediction:
     rule: str = ""  # the code of the rule that predicted it (set by the pipeline)
 
 
+@dataclass(frozen=True)
+class Note:
+    """A place the user's change may have to reach that no edit is offered for: a string that
+    names the renamed definition (``getattr(module, "old")``), which the syntax cannot tie to it
+    (``exports``). Sent with the edits (``NextEditResult.notes``), never applied."""
+    uri: str
+    start: int  # code-point offsets in the current text
+    end: int
+    message: str
+    rule: str = ""  # the code of the rule whose edits it accompanies (set by the pipeline)
+
+
 @dataclass
 class Outcome:
-    """Predictions plus what the benchmark reports (not sent to clients)."""
+    """Predictions plus what the benchmark reports (not sent to clients); the notes are sent."""
     predictions: list[Prediction]
     candidates: list[Candidate]
     timings: NextEditTimings = field(default_factory=NextEditTimings)
+    notes: list[Note] = field(default_factory=list)
 
 
 class EditModel(Protocol):

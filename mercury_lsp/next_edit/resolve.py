@@ -15,6 +15,12 @@ be applied together, and passes ``mercury.applyEdits``' checks.
 edits passed their own syntax check (``Rule.self_checked``: the line at the cursor finished) is
 left out of the guard: its repair must not cover for another edit that breaks the parse.
 
+**Helpers** (``outside_helpers``): an edit is never made inside the definition of a function
+its new text names: replacing ``len(x)`` by ``size_of(x)``, or ``fmt.Errorf("load: %w", err)``
+by ``wrap(err)``, repeats everywhere but in ``def size_of`` and ``func wrap`` themselves, where
+it would recurse forever — unless the edit renames the function's own old name (the user renamed
+``fact`` to ``factorial`` at its definition: its recursive calls follow).
+
 **Ranking** (``ranked``): highest confidence first (rounded to ``CONFIDENCE_DIGITS``), the
 cursor's document first, then nearest the cursor.
 """
@@ -24,8 +30,9 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from mercury_lsp.next_edit.query import NextEditQuery, Prediction
-from mercury_lsp.next_edit.text import apply_edits
-from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.scopes import FUNCTION_SCOPES
+from mercury_lsp.next_edit.text import IDENT, KEYWORDS, TOKEN, apply_edits, declares
+from mercury_lsp.next_edit.tree import ParsedDoc, walk
 from mercury_lsp.syntax import Grammars, count_errors
 
 # Whole-document error counts compare a text before and after the edits: no practical cap.
@@ -51,6 +58,42 @@ def resolve(preds: list[Prediction]) -> list[Prediction]:
         e.insert(i, p.end)
         kept.append(p)
     return kept
+
+
+def outside_helpers(preds: list[Prediction], by_uri: dict[str, ParsedDoc]) -> list[Prediction]:
+    """``preds`` without the edits inside a function their new text names (module docstring)."""
+    functions: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    out = []
+    for p in preds:
+        doc = by_uri.get(p.uri)
+        # the names of the new text that the document defines with a keyword (a cheap test first:
+        # the tree is walked only for a document that defines one)
+        names = {t for t in TOKEN.findall(p.new_text) if IDENT.match(t) and t not in KEYWORDS
+                 and doc is not None and declares(t, doc.doc.text)}
+        if names and not _renamed_definition(doc, p.old_text.strip()):
+            if p.uri not in functions:
+                functions[p.uri] = _functions(doc)
+            if any(lo <= p.start < hi for n in names for lo, hi in functions[p.uri].get(n, ())):
+                continue
+        out.append(p)
+    return out
+
+
+def _renamed_definition(doc: ParsedDoc, old: str) -> bool:
+    """``old`` named a definition before the recent edits and names none now: the user renamed it
+    at its definition, and its recursive calls follow it."""
+    if not IDENT.match(old) or not doc.doc.history:
+        return False
+    return declares(old, doc.doc.history[-1]) and not declares(old, doc.doc.text)
+
+
+def _functions(doc: ParsedDoc) -> dict[str, list[tuple[int, int]]]:
+    """Name -> code-point spans of the functions (and methods) of ``doc`` defined with that name."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for n in walk(doc.tree.root_node):
+        if n.type in FUNCTION_SCOPES and (name := n.child_by_field_name("name")) is not None:
+            out.setdefault(doc.b.node_text(name), []).append((doc.b.char(n.start_byte), doc.b.char(n.end_byte)))
+    return out
 
 
 def keep_parsing(preds: list[Prediction], by_uri: dict[str, ParsedDoc], grammars: Grammars) -> list[Prediction]:

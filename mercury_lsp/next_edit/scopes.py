@@ -7,7 +7,7 @@ import re
 
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.next_edit.text import TOKEN, diff_region, line_bounds
-from mercury_lsp.next_edit.tree import ParsedDoc, enclosing
+from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is
 
 # Node types (any grammar) that open a function scope.
 FUNCTION_SCOPES = ("function_definition", "function_declaration", "method_declaration", "function_item",
@@ -23,6 +23,13 @@ DECLARING_KEYWORDS = frozenset(("let", "const", "var", "mut"))
 OTHER_NAMESPACES = ("attribute_item", "inner_attribute_item")
 DISTINCTIVE_CHARS = 6
 ASSIGNED = re.compile(r"\s*(?::=|=(?!=)|\+=|-=)")
+# A short variable declaration after a name (Go's ``x := ...``, ``a, b :=``, ``for _, v := range``):
+# always a new local, never an assignment to an outer name.
+SHORT_DECLARATION = re.compile(r"\s*(?:,\s*[A-Za-z_$][\w$]*\s*)*:=")
+# Identifier nodes (any grammar) that name a field or a property, never a variable.
+FIELD_NAMES = ("field_identifier", "property_identifier")
+# Composite literals (Go) whose keys are expressions (a map's), not the fields of a struct.
+MAP_LITERAL_TYPES = ("map_type",)
 
 
 def scope_of(parsed: ParsedDoc | None, start: int, *, outside_its_name: bool = False) -> tuple[int, int] | None:
@@ -51,6 +58,47 @@ def inside(parsed: ParsedDoc | None, offset: int, types: tuple[str, ...]) -> boo
     b = parsed.b.byte(offset)
     leaf = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
     return leaf is not None and enclosing(leaf, types) is not None
+
+
+def member_key(node) -> bool:
+    """``node`` (an identifier) is the key of a keyed element of a struct literal (Go's
+    ``Report{title: t}``, ``[]T{{title: t}}``): the name of a field, not a variable. A key
+    directly in a map literal's braces is an expression (``map[string]int{title: 1}``)."""
+    element = node.parent
+    keyed = element.parent if element is not None else None
+    if element is None or element.type != "literal_element" or keyed is None or keyed.type != "keyed_element":
+        return False
+    if keyed.named_children[0].id != element.id:
+        return False
+    literal = keyed.parent.parent if keyed.parent is not None else None  # literal_value -> composite_literal
+    if literal is not None and literal.type == "composite_literal":
+        kind = literal.child_by_field_name("type")
+        return kind is None or kind.type not in MAP_LITERAL_TYPES
+    return True  # a literal nested in another's braces: a struct's element
+
+
+def names_field(parsed: ParsedDoc | None, offset: int) -> bool:
+    """The identifier at ``offset`` names a field or a keyword, not a variable: a field or property
+    identifier (``R { title: t }``, ``{title: t}``), a keyword argument's name (``f(title=t)``), a
+    struct literal's key (``member_key``)."""
+    if parsed is None:
+        return False
+    b = parsed.b.byte(offset)
+    leaf = parsed.tree.root_node.descendant_for_byte_range(b, b + 1)
+    if leaf is None:
+        return False
+    if leaf.type in FIELD_NAMES:
+        return True
+    parent = leaf.parent
+    if parent is not None and parent.type == "keyword_argument" and field_is(parent, "name", leaf):
+        return True
+    return member_key(leaf)
+
+
+def declares_local(text: str, start: int, end: int) -> bool:
+    """The name at ``[start, end)`` declares a local: a declaring keyword before it (``let``,
+    ``const``, ``for``...), or Go's short variable declaration after it (``v := ...``)."""
+    return _word_before(text, start) in LOCAL_KEYWORDS or SHORT_DECLARATION.match(text, end) is not None
 
 
 def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:

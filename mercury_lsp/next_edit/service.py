@@ -33,7 +33,7 @@ from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient
 from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.next_edit.pipeline import predict, to_result
 from mercury_lsp.next_edit.query import DocState, NextEditQuery
-from mercury_lsp.schema import NextEditResult, NextEditUpdate, PredictedEdit, VersionedDocument
+from mercury_lsp.schema import NextEditNote, NextEditResult, NextEditUpdate, PredictedEdit, VersionedDocument
 from mercury_lsp.syntax import Grammars
 
 if TYPE_CHECKING:
@@ -224,27 +224,28 @@ class NextEditService:
         known = {d.uri for d in query.docs}
         model = ""
 
-        def job(session: Session) -> list[PredictedEdit]:
+        def job(session: Session) -> tuple[list[PredictedEdit], list[NextEditNote]]:
             nonlocal model
             model = session.info.model
             q = more(query)
             if len(q.docs) == len(query.docs):  # no workspace file mentions what the edits changed
-                return []
-            return [e for e in run_prediction(session, q, self.grammars, token).edits if e.uri not in known]
+                return [], []
+            got = run_prediction(session, q, self.grammars, token)
+            return [e for e in got.edits if e.uri not in known], [n for n in got.notes if n.uri not in known]
 
         try:
-            edits = await self.engine.run(job, token)
+            edits, notes = await self.engine.run(job, token)
         except (EngineCancelled, EngineError) as exc:
             if not isinstance(exc, EngineCancelled):
                 log.warning("next edit update failed: %s", exc)
-            edits = []
+            edits, notes = [], []
         superseded = self._update_slots.get(doc.uri) is not token
         if not superseded:
             del self._update_slots[doc.uri]
         if superseded or self.docs.get(doc.uri) is not doc or doc.version != query.docs[0].version:
             return
         result = NextEditResult(edits=edits, model=model, version=__version__,
-                                position_encoding=query.encoding.value)
+                                position_encoding=query.encoding.value, notes=notes)
         self.send_update(NextEditUpdate(text_document=VersionedDocument(doc.uri, doc.version),
                                         update=CROSS_FILE_UPDATE, result=result))
 

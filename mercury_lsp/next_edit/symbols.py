@@ -5,7 +5,12 @@ Each query file captures ``@definition``, ``@parameter``, ``@call``, ``@referenc
 ``@import``, and for signatures (``detect.signatures``) ``@function`` (a function with its
 parameters), ``@receiver`` (a parameter a call does not pass in its parentheses: Rust's
 ``self``, a Python method's first), ``@static`` (a Python staticmethod: no receiver),
-``@optional`` (a parameter with a default) and ``@variadic``. ``captures`` runs the document's
+``@optional`` (a parameter with a default) and ``@variadic``; for the export machinery
+(``exports``) ``@export.list`` (Python's ``__all__`` lists), ``@export.object`` and
+``@export.name`` (CommonJS's ``module.exports = {...}``, ``exports.name = ...``) and
+``@note.string`` (a string naming an attribute or method to look up: ``getattr(m, "name")``)
+and ``@import.dynamic`` (a module bound by a call naming it: ``m = importlib.import_module("a.b")``).
+Captures whose name starts with ``_`` only serve predicates. ``captures`` runs the document's
 query once and groups the nodes by capture. The compiled queries are cached per grammar
 (compiling is the costly part); a grammar without a query file gets empty groups. A query file
 whose first line after its title is ``; inherits: OTHER`` starts with OTHER's patterns (as
@@ -27,6 +32,7 @@ from mercury_lsp.text import TextIndex
 QUERY_DIR = Path(__file__).parent / "queries"
 CAPTURES = ("definition", "parameter", "call", "reference", "import")
 SIGNATURE_CAPTURES = ("function", "receiver", "static", "optional", "variadic")
+EXPORT_CAPTURES = ("export.list", "export.object", "export.name", "note.string", "import.dynamic")
 
 CACHED_TEXTS = 8  # captures and parses kept (a request reads a few documents and their past)
 
@@ -89,12 +95,13 @@ def _query(grammars: Grammars, grammar: str):
 
 
 def captures(grammars: Grammars, doc: ParsedDoc) -> dict[str, list]:
-    """Nodes per capture name (``CAPTURES`` and ``SIGNATURE_CAPTURES``), in document order."""
+    """Nodes per capture name (``CAPTURES``, ``SIGNATURE_CAPTURES``, ``EXPORT_CAPTURES``), in
+    document order."""
     key = (doc.doc.grammar or "", doc.doc.text)
     hit = _captured.get(key)
     if hit is not None:
         return hit
-    out: dict[str, list] = {name: [] for name in CAPTURES + SIGNATURE_CAPTURES}
+    out: dict[str, list] = {name: [] for name in CAPTURES + SIGNATURE_CAPTURES + EXPORT_CAPTURES}
     query = _query(grammars, doc.doc.grammar) if doc.doc.grammar else None
     if query is None:
         return out

@@ -83,6 +83,17 @@ def diff_region(before: str, after: str) -> tuple[int, int, int]:
     return p, len(before) - s, len(after) - s
 
 
+def changed_lines(before: str, after: str) -> tuple[int, int, int] | None:
+    """(start, end in ``before``, end in ``after``) of the whole lines the smallest diff between
+    the two texts touches (the start is the same in both, the ends before their line breaks);
+    None when the texts are equal."""
+    p, eb, ea = diff_region(before, after)
+    if p == eb == ea:
+        return None
+    lo, hb = line_bounds(before, p, eb)
+    return lo, hb, line_bounds(after, p, ea)[1]
+
+
 def apply_edits(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
     """Apply non-overlapping (start, end, new) replacements (code-point offsets)."""
     out, pos = [], 0

@@ -5,7 +5,10 @@ inode where the kernel offers one, so a crash before the last step leaves nothin
 flushed with ``fsync``, given the target's permission bits, linked under a hidden name and
 renamed over the target (``os.replace``: readers see the old or the new file, never a mix),
 then the directory is fsynced. Just before the rename the target's bytes are hashed again: a
-file that changed since it was read is skipped with a warning. A read-only file is refused.
+file that changed since it was read is skipped with a warning. A read-only file is refused. A
+symbolic link, or a path whose real location is outside ``root`` (the repository), is skipped
+with a note, checked before the temporary is written and again just before the rename (which
+replaces a name, never writes through one).
 
 ``atomic_all``: every file is checked and its temporary written first; if any is refused, none
 is replaced. (Renames of several files cannot be one atomic step on POSIX; between the last
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mercury_lsp.refactor.changes import FileChange
-from mercury_lsp.refactor.files import sha256
+from mercury_lsp.refactor.files import sha256, unsafe
 
 TMP_MARK = ".mercury-"
 TMP_NAME = re.compile(r"^\..+\.mercury-(\d+)(?:-\w+)?$")
@@ -115,6 +118,11 @@ def _link_fd(fd: int, dest: str) -> None:
         os.close(proc)
 
 
+def _outside(path: Path, root: Path | None) -> str | None:
+    """Why ``path`` must not be written (a symbolic link, a real location outside ``root``)."""
+    return unsafe(path, root if root is not None else path.absolute().parent)
+
+
 def _unchanged(change: FileChange) -> bool:
     try:
         return sha256(change.source.path.read_bytes()) == change.source.sha256
@@ -122,8 +130,11 @@ def _unchanged(change: FileChange) -> bool:
         return False
 
 
-def _prepare(change: FileChange, result: ApplyResult) -> _Pending | None:
+def _prepare(change: FileChange, result: ApplyResult, root: Path | None) -> _Pending | None:
     path = change.source.path
+    if (why := _outside(path, root)) is not None:
+        result.skipped.append((path, why))
+        return None
     try:
         if _read_only(path):
             result.refused.append((path, "read-only file"))
@@ -134,28 +145,30 @@ def _prepare(change: FileChange, result: ApplyResult) -> _Pending | None:
         return None
 
 
-def apply_changes(changes: list[FileChange], atomic_all: bool = False) -> ApplyResult:
+def apply_changes(changes: list[FileChange], atomic_all: bool = False, root: Path | None = None) -> ApplyResult:
+    """Write the changed files; ``root``: the repository, nothing outside it is written (None:
+    each file's own directory, so a symbolic link or a path through one is still refused)."""
     result = ApplyResult()
     todo = [c for c in changes if c.changed and c.new_text != c.source.text]
     if not atomic_all:
         for c in todo:
-            p = _prepare(c, result)
+            p = _prepare(c, result, root)
             if p is None:
                 continue
-            if not _unchanged(c):
+            if (why := _stale(c, root)) is not None:
                 _discard(p)
-                result.skipped.append((c.source.path, "changed since it was read"))
+                result.skipped.append((c.source.path, why))
                 continue
             _replace_or_refuse(p, result)
         return result
     pending = []
     for c in todo:
-        p = _prepare(c, result)
+        p = _prepare(c, result, root)
         if p is not None:
             pending.append(p)
     for p in pending:
-        if not _unchanged(p.change):
-            result.skipped.append((p.change.source.path, "changed since it was read"))
+        if (why := _stale(p.change, root)) is not None:
+            result.skipped.append((p.change.source.path, why))
     if result.refused or result.skipped:
         for p in pending:
             _discard(p)
@@ -165,6 +178,13 @@ def apply_changes(changes: list[FileChange], atomic_all: bool = False) -> ApplyR
     for p in pending:
         _replace_or_refuse(p, result)
     return result
+
+
+def _stale(change: FileChange, root: Path | None) -> str | None:
+    """Checked just before the rename: the file became a link or moved out, or changed."""
+    if (why := _outside(change.source.path, root)) is not None:
+        return why
+    return None if _unchanged(change) else "changed since it was read"
 
 
 def _replace_or_refuse(p: _Pending, result: ApplyResult) -> None:

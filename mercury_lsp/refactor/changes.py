@@ -1,6 +1,8 @@
-"""The result of a batch refactor — per file, its text before and after and the edits — and its
-three printed forms: a unified diff (``diff``), the published edit schema (``json``:
-``schema.NextEditResult``, one ``PredictedEdit`` per edit) and a per-file ``summary``."""
+"""The result of a batch refactor — per file, its text before and after and the edits, and the
+notes of the places no edit is offered for (a string naming a renamed definition) — and its
+three printed forms: a unified diff (``diff``; the notes go to stderr, ``note_lines``), the
+published edit schema (``json``: ``schema.NextEditResult``, one ``PredictedEdit`` per edit, one
+``NextEditNote`` per note) and a per-file ``summary`` (edits, then notes)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ import msgspec
 
 from mercury_lsp import __version__
 from mercury_lsp.next_edit import apply_edits
-from mercury_lsp.next_edit.query import Prediction
+from mercury_lsp.next_edit.query import Note, Prediction
 from mercury_lsp.refactor.files import Source
 from mercury_lsp.schema import (
+    NextEditNote,
     NextEditResult,
     NextEditTimings,
     PredictedEdit,
@@ -53,12 +56,14 @@ class FileChange:
 
 @dataclass
 class Report:
-    """What a run found: changes, notes (skipped files...), and what it assumed."""
+    """What a run found: changes, notes (skipped files...), what it assumed, and the edits' notes
+    (``edit_notes``: places only a string names a renamed definition, with the file's text)."""
     changes: list[FileChange]
     notes: list[str] = field(default_factory=list)
     files_read: int = 0
     timings: NextEditTimings = field(default_factory=NextEditTimings)
     model: str = ""
+    edit_notes: list[tuple[Source, Note]] = field(default_factory=list)
 
     @property
     def edit_count(self) -> int:
@@ -96,8 +101,14 @@ def to_schema(report: Report, encoding: PositionEncoding = PositionEncoding.UTF1
                                               TextPosition(*lines.position_at(e.end, encoding))),
                 new_text=e.new_text, confidence=round(e.confidence, 6), reason=e.reason, kind=e.kind,
                 source=e.source, old_text=e.old_text, document_version=None, rule=e.rule or None))
+    notes = []
+    for src, n in report.edit_notes:
+        lines = TextIndex(src.text)
+        notes.append(NextEditNote(uri=src.uri, range=TextRange(TextPosition(*lines.position_at(n.start, encoding)),
+                                                               TextPosition(*lines.position_at(n.end, encoding))),
+                                  message=n.message, rule=n.rule or None))
     return NextEditResult(edits=edits, model=report.model, version=__version__,
-                          position_encoding=encoding.value, timings=report.timings)
+                          position_encoding=encoding.value, timings=report.timings, notes=notes)
 
 
 def render_json(report: Report) -> str:
@@ -129,9 +140,21 @@ def render_summary(report: Report) -> str:
             col = e.start - lines.line_start(line)
             out.append(f"{name}:{line + 1}:{col + 1}  {_quote(e.old_text)} -> {_quote(e.new_text)}  "
                        f"[{e.kind}, {e.source}, confidence {e.confidence:.3f}]  {e.reason}")
+    out += [f"{line}  [note]" for line in note_lines(report)]
     files = sum(1 for c in report.changes if c.changed)
-    out.append(f"{report.edit_count} edit(s) in {files} file(s); {report.files_read} file(s) read")
+    notes = f"; {len(report.edit_notes)} note(s)" if report.edit_notes else ""
+    out.append(f"{report.edit_count} edit(s) in {files} file(s){notes}; {report.files_read} file(s) read")
     return "\n".join(out) + "\n"
+
+
+def note_lines(report: Report) -> list[str]:
+    """One line per edit note: ``path:line:col  message`` (1-based)."""
+    out = []
+    for src, n in sorted(report.edit_notes, key=lambda x: (str(x[0].path), x[1].start)):
+        lines = TextIndex(src.text)
+        line = lines.line_of(n.start)
+        out.append(f"{display_path(src.path)}:{line + 1}:{n.start - lines.line_start(line) + 1}  {n.message}")
+    return out
 
 
 def render(report: Report, fmt: OutputFormat) -> str:

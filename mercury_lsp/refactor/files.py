@@ -105,27 +105,50 @@ def _walk_files(top: Path) -> list[Path]:
     return out
 
 
-def list_files(paths: list[Path]) -> tuple[list[Path], Path | None]:
-    """Files under ``paths`` (files given explicitly are kept even when ignored), and the git root."""
+def list_files(paths: list[Path], notes: list[str] | None = None) -> tuple[list[Path], Path | None]:
+    """Files under ``paths`` (files given explicitly are kept even when ignored), and the git root.
+
+    A symbolic link is never listed, nor a file that resolves outside the repository (the git
+    root; without git, the directory given, or an explicit file's own): a refactor must not
+    read or write through them. Each such file gets a line in ``notes``."""
     for p in paths:
         if not p.exists():
             raise InputError(f"{p}: no such file or directory")
     start = paths[0] if paths[0].is_dir() else paths[0].parent
     root = git_root(start)
-    files: list[Path] = []
+    listed: list[tuple[Path, Path]] = []  # (file, the directory it must stay inside)
     explicit = [p for p in paths if p.is_file()]
     dirs = [p for p in paths if p.is_dir()]
     if dirs:
         if root is not None and all(_inside(d, root) for d in dirs):
-            files = _git_files(root, dirs)
+            listed = [(f, root) for f in _git_files(root, dirs)]
         else:
             for d in dirs:
-                files.extend(_walk_files(d))
-    files.extend(explicit)
+                listed.extend((f, root if root is not None and _inside(d, root) else d) for f in _walk_files(d))
+    listed.extend((f, root if root is not None and _inside(f, root) else f.parent) for f in explicit)
     seen: dict[Path, None] = {}
-    for f in files:
+    for f, boundary in listed:
+        if (why := unsafe(f, boundary)) is not None:
+            if notes is not None:
+                notes.append(f"{f}: skipped ({why})")
+            continue
         seen.setdefault(f.resolve(), None)
     return sorted(seen), root
+
+
+def unsafe(path: Path, root: Path) -> str | None:
+    """Why a refactor must not touch ``path`` (a symbolic link; a path whose real location is
+    outside ``root``), or None."""
+    try:
+        if path.is_symlink():
+            return "a symbolic link: never read or written through"
+        real = path.resolve()
+        real.relative_to(root.resolve())
+    except ValueError:
+        return "it resolves outside the repository"
+    except OSError as exc:
+        return f"cannot resolve: {exc.strerror or exc}"
+    return None
 
 
 def _inside(p: Path, root: Path) -> bool:

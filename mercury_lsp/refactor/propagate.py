@@ -11,6 +11,7 @@ plain document. ``next_edit.predict`` then finds the locations (tree-sitter) and
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import time
@@ -183,7 +184,7 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
     the edits changed (``refactor.index``); without it, every listed file is read."""
     t0 = time.perf_counter()
     edited_paths = {ef.source.path.resolve() for ef in edited}
-    files, root = list_files(paths) if paths else ([], None)
+    files, root = list_files(paths, notes) if paths else ([], None)
     files = [f for f in files if f not in edited_paths]
     words = set().union(*(changed_identifiers(ef.before, ef.after) for ef in edited))
     pattern = mentions(words)
@@ -240,6 +241,9 @@ def propagate_edits(edited: list[EditedFile], notes: list[str], paths: list[Path
     for c in by_uri.values():
         c.edits.sort(key=lambda e: e.start)
     changes = sorted((c for c in by_uri.values() if c.changed), key=lambda c: str(c.source.path))
-    report = Report(changes, notes, files_read=reads + len(edited), timings=outcome.timings)
+    # a note's offsets are in the text next-edit read (an edited file's: after the first edit)
+    read = {ef.source.uri: dataclasses.replace(ef.source, text=ef.after) for ef in edited} | {s.uri: s for s in others}
+    edit_notes = [(read[n.uri], n) for n in outcome.notes if n.uri in read]
+    report = Report(changes, notes, files_read=reads + len(edited), timings=outcome.timings, edit_notes=edit_notes)
     report.timings.total_ms = round((time.perf_counter() - t0) * 1000, 2)
     return report

@@ -38,7 +38,7 @@ from mercury_lsp.schema import (
     EngineInfo,
     StatusNotification,
 )
-from mercury_lsp.server.access import daemon_owned
+from mercury_lsp.server.access import AllowedRoots, daemon_owned
 from mercury_lsp.server.handlers import register_all
 from mercury_lsp.server.handlers.sync import unreadable_notification
 from mercury_lsp.server.logs import set_log_level
@@ -78,8 +78,8 @@ class MercuryServer(LanguageServer):
         workspace_files = WorkspaceFiles()
         self.next_edits = NextEditService(
             engine, self.docs, grammars, lambda: self.current, lambda: self.position_encoding,
-            lambda q: workspace_files.extend(q, workspace_roots(self.workspace), q.options.max_workspace_files,
-                                             self.exclusion().excludes),
+            lambda q: workspace_files.extend(q, self.readable_roots(), q.options.max_workspace_files,
+                                             self.exclusion().excludes, self.allowed_roots),
             lambda u: self.protocol.notify(NEXT_EDIT_UPDATE_NOTIFICATION, msgspec.to_builtins(u)))
         self.completions.exclusion = self.next_edits.exclusion = self.exclusion
         self.inline_supported = False
@@ -87,8 +87,22 @@ class MercuryServer(LanguageServer):
         self._tasks: set[asyncio.Task] = set()
         self._load_generation = 0
         self.shared = False  # a TCP daemon: engine-wide settings are the daemon's (``access``)
+        self.daemon_roots: AllowedRoots | None = None  # a shared daemon's --root directories (None: stdio)
         # stdio: called with ``initialize``'s processId, to end the daemon when the client dies
         self.watch_client: Callable[[int], None] | None = None
+
+    # ------------------------------------------------------------------ what may be read
+    @property
+    def allowed_roots(self) -> AllowedRoots:
+        """What this connection may read from disk besides its open documents: over stdio the
+        editor's workspace folders, on a shared daemon its command line's ``--root`` directories."""
+        if self.daemon_roots is not None:
+            return self.daemon_roots
+        return AllowedRoots(workspace_roots(self.workspace))
+
+    def readable_roots(self) -> list[Path]:
+        """The directories to read for this client's workspace folders (those it may read)."""
+        return self.allowed_roots.within(workspace_roots(self.workspace))
 
     # ------------------------------------------------------------------ helpers
     def exclusion(self) -> Exclusion:

@@ -53,6 +53,9 @@ class FrameLimits:
     # A person typing at a terminal (stdin a TTY), not an editor: a pause ends a bad frame, so a
     # typed line is answered at once instead of when the input ends.
     interactive: bool = False
+    # False: a bad frame is answered at once, without reading on to the next frame (a connection
+    # that is closed after it: a TCP client not yet accepted, ``server.access.PreAuth``).
+    resync: bool = True
 
 
 class FrameReader:
@@ -111,8 +114,10 @@ class FrameReader:
             if got == "eof" or (got == "stall" and (self.limits.interactive or is_complete_json(bytes(buf)))):
                 return self._take_all("message without a Content-Length header")
         length, problem = _content_length(bytes(buf[:m.start()]), self.limits.max_message_bytes)
+        if problem == MALFORMED_HEADER and length >= 0:  # a bad line beside a good length: skip the frame
+            return await self._skip(m.end(), length, problem)
         if problem == MALFORMED_HEADER:  # perhaps no header at all: the frame starts at 0
-            return await self._recover(0, 1, problem)
+            return await self._recover(0, 1, problem, m.end())
         if problem is not None:
             return await self._recover(m.end(), m.end(), problem)
         del buf[:m.end()]
@@ -151,11 +156,35 @@ class FrameReader:
         self._buf.clear()
         return _reject_for(raw, reason)
 
-    async def _recover(self, start: int, scan_from: int, reason: str) -> Reject:
+    @staticmethod
+    def _complete(held: bytes, body_from: int | None, start: int) -> bool:
+        """Whether the bytes held (or those after a header block) form one complete JSON value."""
+        return is_complete_json(held) or (body_from is not None and is_complete_json(held[max(0, body_from - start):]))
+
+    async def _skip(self, body_start: int, length: int, reason: str) -> Reject | None:
+        """Drop a frame whose header block is bad but declares its length: answered as soon as
+        its body is in (with the body's id), reading goes on right after it."""
+        buf = self._buf
+        while len(buf) < body_start + length:
+            got = await self._fill(stall=True)
+            if got == "eof":
+                return None
+            if got == "stall" and _HEADER_START.search(buf, body_start):  # the length lied too
+                return await self._recover(0, body_start, reason, body_start)
+        raw = bytes(buf[body_start:body_start + length])
+        del buf[:body_start + length]
+        return Reject(INVALID_REQUEST, f"bad frame: {reason}", _reject_for(raw, reason).id)
+
+    async def _recover(self, start: int, scan_from: int, reason: str, body_from: int | None = None) -> Reject:
         """Drop a bad frame: its bytes run from ``buf[start]`` to the next ``Content-Length``
         header (searched from ``scan_from``), the end of input, or a stall after a complete JSON
-        value. Returns the frame's Reject, with its id when one can be read."""
+        value (from ``body_from`` on, where a header block ended). Returns the frame's Reject,
+        with its id when one can be read."""
         buf, cap = self._buf, self.limits.max_message_bytes
+        if not self.limits.resync:
+            held = bytes(buf[start:start + cap])
+            buf.clear()
+            return _reject_for(held, reason)
         raw = bytearray()
         del buf[:start]
         pos = max(0, scan_from - start)
@@ -170,20 +199,28 @@ class FrameReader:
             del buf[:cut]
             pos = 0
             got = await self._fill(stall=True)
-            if got == "eof" or (got == "stall" and (self.limits.interactive or is_complete_json(bytes(raw + buf)))):
+            if got == "eof" or (got == "stall" and (self.limits.interactive
+                                                    or self._complete(bytes(raw + buf), body_from, start))):
                 raw += buf[: max(0, cap - len(raw))]
                 buf.clear()
                 break
+        if body_from is not None and (after := bytes(raw[max(0, body_from - start):])).strip():
+            if (msg_id := _reject_for(after, reason).id) is not None:
+                return Reject(INVALID_REQUEST, f"bad frame: {reason}", msg_id)
         return _reject_for(bytes(raw), reason)
 
 
 def _content_length(header: bytes, limit: int) -> tuple[int, str | None]:
-    """The body length a header block declares, or a problem (safe to show: header text only)."""
+    """The body length a header block declares, or a problem (safe to show: header text only).
+    A block with a malformed line gives MALFORMED_HEADER, with the length its Content-Length
+    line declares (-1: none): the frame can still be skipped whole."""
     length = None
+    malformed = False
     for line in re.split(rb"\r?\n", header):
         m = _HEADER_LINE.fullmatch(line)
         if m is None:
-            return 0, MALFORMED_HEADER
+            malformed = True
+            continue
         if m.group(1).lower() != b"content-length":
             continue
         value = m.group(2)
@@ -193,6 +230,8 @@ def _content_length(header: bytes, limit: int) -> tuple[int, str | None]:
         if length is not None and int(value) != length:
             return 0, "conflicting Content-Length headers"
         length = int(value)
+    if malformed:
+        return (length if length is not None and length <= limit else -1), MALFORMED_HEADER
     if length is None:
         return 0, "message without a Content-Length header"
     if length > limit:

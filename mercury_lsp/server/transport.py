@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 import threading
+from dataclasses import replace
 
 from pygls.io_ import StdoutWriter
 
@@ -19,8 +20,11 @@ from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
 from mercury_lsp.exclusion import Exclusion
+from mercury_lsp.heap import PeriodicTrim
+from mercury_lsp.server.access import AllowedRoots, PreAuth, Waiting
 from mercury_lsp.server.app import build_server
 from mercury_lsp.server.framing import FrameLimits, FrameReader
+from mercury_lsp.server.jsonrpc import Reject
 from mercury_lsp.server.lifetime import watch_client
 from mercury_lsp.server.protocol import MercuryProtocol
 from mercury_lsp.syntax import Grammars
@@ -31,19 +35,42 @@ READ_CHUNK = 1 << 16  # bytes per read from stdin: one pipe buffer
 
 
 async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
-                       limits: FrameLimits | None = None) -> int:
+                       limits: FrameLimits | None = None, trim: PeriodicTrim | None = None,
+                       waiting: Waiting | None = None) -> int:
     """Read framed JSON-RPC messages and handle them in order until ``exit`` or end of input.
 
     Nothing else ends the loop: a bad frame or message is answered with one error (``framing``,
-    ``jsonrpc``) and reading goes on at the next frame.
+    ``jsonrpc``) and reading goes on at the next frame. ``trim``: told of every message (the
+    process trims its heap while it works). ``waiting`` (TCP): until ``initialize`` is accepted
+    the connection has its bounds' ``timeout_s`` in all and frames of ``max_message_bytes`` at
+    most, and no second chance: a bad frame ends it. Accepted, it leaves its place.
     """
-    frames = FrameReader(reader, limits)
+    limits = limits or FrameLimits()
+    loop = asyncio.get_running_loop()
+    pre = waiting.bounds if waiting is not None else None
+    frames = FrameReader(reader, replace(limits, max_message_bytes=pre.max_message_bytes, resync=False)
+                         if pre else limits)
+    deadline = loop.time() + pre.timeout_s if pre is not None else None
     while protocol.exit_code is None:
-        data = await frames.next()
+        if deadline is not None:
+            try:
+                data = await asyncio.wait_for(frames.next(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                log.warning("connection closed: no initialize within %g s", pre.timeout_s)
+                return 1
+        else:
+            data = await frames.next()
         if data is None:
             return 0 if protocol.shut_down else 1
+        if trim is not None:
+            trim.touch()
         if not protocol.receive(data):
             return 1  # a wrong token ends the connection
+        if deadline is not None and not protocol.initialize_seen and isinstance(data, Reject):
+            return 1  # before initialize, a bad frame is no client's
+        if deadline is not None and protocol.initialize_seen:  # accepted: the connection's own limits now
+            frames.limits, deadline = limits, None
+            waiting.release()
         # Let a request's handler start (it takes its document snapshot synchronously) before
         # the next message, e.g. a didChange already buffered, is applied.
         await asyncio.sleep(0)
@@ -85,29 +112,40 @@ async def run_stdio(base: Settings) -> int:
     server.protocol.set_writer(StdoutWriter(out))
     reader = await _stdin_reader()
     server.watch_client = lambda pid: watch_client(pid, reader.feed_eof)  # a dead client ends the input
+    trim = PeriodicTrim().start()
     try:
         limits = FrameLimits(max_message_bytes=base.max_message_bytes, interactive=sys.stdin.isatty())
-        return await serve_stream(reader, server.protocol, limits)
+        return await serve_stream(reader, server.protocol, limits, trim)
     finally:
+        trim.stop()
         server.drop()
         engine.close()
 
 
 async def run_tcp(base: Settings, host: str, port: int, token: str | None = None,
-                  engine: EngineClient | None = None, listening: asyncio.Future | None = None) -> int:
+                  engine: EngineClient | None = None, listening: asyncio.Future | None = None,
+                  roots: AllowedRoots | None = None, pre_auth: PreAuth | None = None) -> int:
     """Serve every TCP connection with one model; ``token``: required from each client
     (``access``: the command line refuses a non-loopback host without one). ``engine``: one
     already serving others in this process (``mercury-lsp http --lsp``). ``listening`` gets the
-    bound ``(host, port)``. A connection that ends, however it ends, releases its session."""
+    bound ``(host, port)``. ``roots``: the directories clients may have read (``--root``; none:
+    only their open documents). ``pre_auth``: the bounds before ``initialize`` (``access``). A
+    connection that ends, however it ends, releases its session."""
     own_engine = engine is None
     # One model for every connection; each connection's services refuse its excluded files (with
     # its roots), and what reaches a remote backend is checked once more by file name.
     outbound = Outbound(lambda uri: Exclusion.from_settings(base).excludes(uri))
     engine, grammars = engine or engine_client_for(base, outbound), Grammars()
+    roots = roots or AllowedRoots()
+    pre_auth = pre_auth or PreAuth()
     connected = 0
+    trim = PeriodicTrim()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal connected
+        if (waiting := pre_auth.admit()) is None:
+            writer.close()
+            return
         connected += 1
         if connected > 1:
             log.warning("WARNING: %d clients are connected to this daemon; they share its model and its "
@@ -115,15 +153,19 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
                         connected)
         server = build_server(base, engine, grammars)
         server.shared = True
+        server.daemon_roots = roots
         server.protocol.token = token
         server.protocol.set_writer(writer)
         try:
-            await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes))
+            await serve_stream(reader, server.protocol, FrameLimits(max_message_bytes=base.max_message_bytes),
+                               trim, waiting)
         finally:
+            waiting.release()
             connected -= 1
             server.drop()
             writer.close()
 
+    trim.start()
     try:
         srv = await asyncio.start_server(connection, host, port)
         addr = srv.sockets[0].getsockname()
@@ -133,6 +175,7 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
         async with srv:
             await srv.serve_forever()
     finally:
+        trim.stop()
         if own_engine:
             engine.close()
     return 0

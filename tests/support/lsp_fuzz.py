@@ -53,6 +53,7 @@ class DocModel:
 class FuzzTotals:
     cases: int = 0
     messages: int = 0
+    typed_messages: int = 0  # of them: valid messages with field types and values mutated
     frames_mutated: int = 0
     requests_expected: int = 0
     crashes: int = 0
@@ -230,3 +231,114 @@ def op_message(model: DocModel, op: dict) -> dict | None:
 def _boundary(text: str, offset: int) -> int:
     """Never between a lone-surrogate-free pair's halves (text holds code points: always fine)."""
     return max(0, min(offset, len(text)))
+
+
+# ---------------------------------------------------------------------------- typed mutations
+# Issue 27: valid messages of every method the server handles, with field types and values
+# mutated (lone surrogates, wrong types, NaN, huge integers, nested nulls). The documents they
+# name are not the model documents (their text is the reference's).
+TYPED_URIS = ["file:///fuzz/typed.py", "file:///fuzz/typed.txt", "untitled:typed"]
+
+
+def _pos(line: int = 0, character: int = 0) -> dict:
+    return {"line": line, "character": character}
+
+
+def _range() -> dict:
+    return {"start": _pos(0, 0), "end": _pos(0, 1)}
+
+
+def _edit(uri: str) -> dict:
+    return {"uri": uri, "range": _range(), "newText": "x", "confidence": 0.5, "reason": "fuzz", "kind": "rename",
+            "source": "model", "oldText": "a", "documentVersion": 1}
+
+
+def method_templates(uri: str) -> list[tuple[str, bool, Any]]:
+    """(method, is_request, valid params) for every method the server handles (``shutdown`` and
+    ``exit`` aside: they end the session)."""
+    doc = {"uri": uri}
+    at = {"textDocument": doc, "position": _pos(0, 1)}
+    return [
+        ("initialize", True, {"processId": None, "rootUri": None, "capabilities": {}, "initializationOptions": {}}),
+        ("textDocument/inlineCompletion", True, {**at, "context": {"triggerKind": 1}}),
+        ("textDocument/completion", True, {**at, "context": {"triggerKind": 1}}),
+        ("textDocument/codeAction", True, {"textDocument": doc, "range": _range(), "context": {"diagnostics": []}}),
+        ("mercury/nextEdit", True, {"textDocument": {"uri": uri, "version": 1}, "position": _pos(0, 1)}),
+        ("textDocument/copilotInlineEdit", True, {"textDocument": {"uri": uri, "version": 1}, "position": _pos(0, 1)}),
+        ("mercury/documentState", True, {"textDocument": doc}),
+        ("mercury/stats", True, None),
+        ("workspace/executeCommand", True, {"command": "mercury.applyEdits", "arguments": [{"edits": [_edit(uri)]}]}),
+        ("workspace/executeCommand", True, {"command": "mercury.accepted", "arguments": [{"partial": True}]}),
+        ("textDocument/didOpen", False, {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                          "text": "a = 1\n"}}),
+        ("textDocument/didChange", False, {"textDocument": {"uri": uri, "version": 2},
+                                           "contentChanges": [{"range": _range(), "text": "b"}]}),
+        ("textDocument/didClose", False, {"textDocument": doc}),
+        ("workspace/didChangeConfiguration", False, {"settings": {"mercury": {"maxTokens": 8, "preset": "fast"}}}),
+        ("$/cancelRequest", False, {"id": 1}),
+        ("$/setTrace", False, {"value": "off"}),
+        ("initialized", False, {}),
+        ("textDocument/didShowInlineEdit", False, {"item": {"command": None}}),
+        ("textDocument/didFocus", False, {"textDocument": doc}),
+    ]
+
+
+def _nested_nulls(depth: int, kind: str) -> Any:
+    value: Any = None
+    for _ in range(depth):
+        value = [value, None] if kind == "list" else {"a": value, "b": None}
+    return value
+
+
+ODD_VALUES = st.one_of(
+    st.sampled_from(["\ud800", "\udc00", "a\udfffb", "\udbff\ud800", "", "\x00", "😀", "x" * 20_000]),
+    st.sampled_from([float("nan"), float("inf"), float("-inf"), -0.0, 1e308, 0.5, -1.5]),
+    st.sampled_from([-1, 2**31 - 1, 2**31, -(2**31) - 1, 2**53 + 1, 2**63, 2**64, 10**30, -(10**30)]),
+    st.sampled_from([None, [None], {"a": None}, [[None]], {}, [], True, False, 0, "0", "true"]),
+    st.builds(_nested_nulls, st.sampled_from([3, 20, 63, 70]), st.sampled_from(["list", "dict"])),
+    JSON,
+)
+
+
+def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every place in a JSON value (the value itself included)."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _replaced(value: Any, path: tuple, new: Any, drop: bool) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        out = dict(value)
+        if drop and not rest:
+            out.pop(head, None)
+        else:
+            out[head] = _replaced(value[head], rest, new, drop)
+        return out
+    out = list(value)
+    out[head] = _replaced(value[head], rest, new, drop)
+    return out
+
+
+@st.composite
+def typed_message(draw) -> tuple[dict, bool]:
+    """(message, is_request): a valid message of some method with one to three of its fields'
+    types or values mutated (or a field dropped, or an unknown one added); its id stays valid."""
+    method, is_request, params = draw(st.sampled_from(method_templates(draw(st.sampled_from(TYPED_URIS)))))
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(_paths(params)))
+        how = draw(st.sampled_from(["value", "value", "value", "drop", "extra"]))
+        if how == "extra" and isinstance(params, dict):
+            params = {**params, draw(st.sampled_from(["\ud800", "extra", ""])): draw(ODD_VALUES)}
+        else:
+            params = _replaced(params, path, draw(ODD_VALUES), how == "drop" and bool(path))
+    message = {"jsonrpc": "2.0", "method": method, "params": params}
+    return message, is_request

@@ -17,3 +17,6 @@
 (function_declaration) @function
 (method_declaration) @function
 (variadic_parameter_declaration) @variadic
+; strings that name a method or a field to look up, `v.MethodByName("Name")` (next_edit.exports:
+; notes, not edits)
+(call_expression function: (selector_expression field: (field_identifier) @_lookup) arguments: (argument_list . [(interpreted_string_literal) (raw_string_literal)] @note.string) (#any-of? @_lookup "MethodByName" "FieldByName"))

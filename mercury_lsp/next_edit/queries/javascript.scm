@@ -18,3 +18,8 @@
 (assignment_expression left: (member_expression property: (property_identifier)) right: [(arrow_function) (function_expression)]) @function
 (formal_parameters (assignment_pattern) @optional)
 (rest_pattern) @variadic
+; exports: CommonJS's, `module.exports = { a, b: c }` (the object) and `exports.a = ...` /
+; `module.exports.a = ...` (the exported name) (next_edit.exports)
+(assignment_expression left: (member_expression object: (identifier) @_module property: (property_identifier) @_exports) right: (object) @export.object (#eq? @_module "module") (#eq? @_exports "exports"))
+(assignment_expression left: (member_expression object: (identifier) @_exports property: (property_identifier) @export.name) (#eq? @_exports "exports"))
+(assignment_expression left: (member_expression object: (member_expression object: (identifier) @_module property: (property_identifier) @_exports) property: (property_identifier) @export.name) (#eq? @_module "module") (#eq? @_exports "exports"))

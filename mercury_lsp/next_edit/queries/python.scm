@@ -24,3 +24,13 @@
 (typed_default_parameter) @optional
 (list_splat_pattern) @variadic
 (dictionary_splat_pattern) @variadic
+; exports: the lists the module's export machinery spells names in, `__all__ = [...]`, `(...)`,
+; `+=`, `.append`/`.extend`/`.insert` (next_edit.exports), and the strings that name an attribute
+; to look up, `getattr(module, "name")` (notes, not edits)
+(assignment left: (identifier) @_all right: (_) @export.list (#eq? @_all "__all__"))
+(augmented_assignment left: (identifier) @_all right: (_) @export.list (#eq? @_all "__all__"))
+(call function: (attribute object: (identifier) @_all attribute: (identifier) @_add) arguments: (argument_list) @export.list (#eq? @_all "__all__") (#any-of? @_add "append" "extend" "insert"))
+(call function: (identifier) @_lookup arguments: (argument_list . (_) . (string) @note.string) (#any-of? @_lookup "getattr" "hasattr" "setattr" "delattr"))
+; a module bound by a call that names it in a string, `m = importlib.import_module("pkg.m")`,
+; `m = pytest.importorskip("pkg.m")` (next_edit.exports: `m.name` is the module's)
+(assignment left: (identifier) right: (call function: [(identifier) (attribute)] @_load arguments: (argument_list . (string) .)) (#match? @_load "^(importlib\\.)?import_module$|^(pytest\\.)?importorskip$")) @import.dynamic

@@ -25,14 +25,25 @@ from typing import get_args
 
 from mercury_lsp.config import NextEditRule
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
-from mercury_lsp.next_edit.rules.complete import cut_short_name, like_line_ending, model_line_ending
+from mercury_lsp.next_edit.rules.complete import (
+    cut_short_name,
+    implied_name,
+    like_line_ending,
+    line_leftover,
+    model_line_ending,
+)
 from mercury_lsp.next_edit.rules.follow import (
+    adopted_name,
     changed_signature,
     dropped_argument,
+    extracted_function,
     extracted_value,
+    implemented_member,
+    named_fields,
     removed_import_name,
     removed_use,
     renamed_binding,
+    sibling_entry,
 )
 from mercury_lsp.next_edit.rules.imports import (
     missing_import,
@@ -44,6 +55,7 @@ from mercury_lsp.next_edit.rules.imports import (
 from mercury_lsp.next_edit.rules.lines import (
     moved_lines,
     repeated_lines,
+    sibling_attribute,
     superseded_line,
     whitespace_continued,
 )
@@ -66,6 +78,8 @@ __all__ = ["BY_CODE", "CODES", "FAMILIES", "REGISTRY", "Rule", "RuleContext", "m
 REGISTRY: tuple[Rule, ...] = (
     renamed_binding.RULE,
     changed_signature.RULE,
+    line_leftover.RULE,
+    implied_name.RULE,
     cut_short_name.RULE,
     like_line_ending.RULE,
     repeated_rename.RULE,
@@ -76,10 +90,16 @@ REGISTRY: tuple[Rule, ...] = (
     superseded_line.RULE,
     moved_lines.RULE,
     repeated_lines.RULE,
+    sibling_attribute.RULE,
     unused_import.RULE,
     missing_import.RULE,
     dropped_argument.RULE,
     extracted_value.RULE,
+    extracted_function.RULE,
+    adopted_name.RULE,
+    sibling_entry.RULE,
+    implemented_member.RULE,
+    named_fields.RULE,
     unimported_rename.RULE,
     unimported_use.RULE,
     removed_use.RULE,

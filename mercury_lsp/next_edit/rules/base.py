@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from mercury_lsp.config import NextEditOptions, NextEditRule
 from mercury_lsp.engine_client import CancelToken, EngineCancelled
 from mercury_lsp.next_edit.examples import Example, recent_edits
-from mercury_lsp.next_edit.query import Candidate, DocState, EditModel, NextEditQuery, Prediction
+from mercury_lsp.next_edit.query import Candidate, DocState, EditModel, NextEditQuery, Note, Prediction
 from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.schema import EditKind
 from mercury_lsp.syntax import Grammars
@@ -88,6 +88,8 @@ class RuleContext:
     cancel: Any = None
     # the families' shared searches by name (the registry's ``FAMILIES``)
     families: dict[str, Callable[[RuleContext], list[Prediction]]] = field(default_factory=dict)
+    # where only a string names a renamed definition (``exports``): sent as notes, not edits
+    notes: list[Note] = field(default_factory=list)
     by_uri: dict[str, ParsedDoc] = field(init=False)
     edited: list[ParsedDoc] = field(init=False)  # documents with a history, the newest edited first
     examples: list[Example] = field(init=False)  # the newest MAX_EXAMPLES edits, newest first

@@ -30,6 +30,18 @@ EXTRACTED_VALUE = Level(0.55, "the expression, token for token, that the user ju
 REMOVED_USE = Level(0.45, "a statement using a name the user deleted: below the other rules, the user "
                           "may be moving the definition rather than deleting it")
 REMOVED_IMPORT_NAME = Level(0.45, "a deleted name left in another document's import list (as REMOVED_USE)")
+EXTRACTED_FUNCTION = Level(0.55, "code token for token the body of the helper the user just wrote, its "
+                                  "parameters bound to what the copy has in their place (as EXTRACTED_VALUE)")
+ADOPTED_NAME = Level(0.5, "a use of the name the user switched away from at one place, switched too: the "
+                          "user may mean the old name to stay at some")
+IMPLEMENTED_MEMBER = Level(0.45, "a stub of the member an interface gained, in a type that implements it: the "
+                                  "user fills it in (or the member gets a default instead)")
+NAMED_FIELDS = Level(0.6, "a positional use of a type whose fields the user just named: the position's name "
+                          "is read from the new definition")
+SIBLING_ENTRY = Level(0.5, "a list of the new member's siblings, its entry respelt from a sibling's: the list "
+                           "may be one the member is meant to stay out of")
+SIBLING_OTHER_DOCUMENT_PENALTY = Level(0.15, "a sibling list in another document than the cursor's: less often "
+                                             "the user's next stop than one in the same file")
 
 # ---------------------------------------------------------------------------- repeated edits (NE2xx)
 REPEAT_RENAME = Level(0.8, "a repeated rename ranks as the syntax's renames: the same new name, at the "
@@ -52,6 +64,8 @@ REPEATED_LINES = Level(0.5, "the same whole lines deleted or inserted where the 
 MOVED_LINES = Level(0.5, "the one other copy of lines the user just wrote again elsewhere")
 SUPERSEDED_LINE = Level(0.55, "a nearby line assigning the same target in the same block: the user wrote its "
                               "new version")
+SIBLING_ATTRIBUTE = Level(0.5, "the user's attribute line above a sibling definition of the same shape: the user "
+                               "may mean it for some of them only")
 LINES_OTHER_DOCUMENT_PENALTY = Level(0.2, "repeated or moved lines in another document than the cursor's")
 WHITESPACE = Level(0.5, "the next lines re-indented, stripped or converted as the user's edit did above them")
 
@@ -67,6 +81,12 @@ RELOCATED_IMPORT = Level(0.5, "an import following a definition that moved to an
 
 # ---------------------------------------------------------------------------- the cursor's line (NE5xx)
 CUT_SHORT_NAME = Level(0.7, "the one name of the document that extends the identifier cut short at the cursor")
+IMPLIED_NAME = Level(0.6, "the one name of the first tier (new in the edits, the qualifier's members, the other "
+                          "documents' names) that extends the word at the cursor: wider than the document's own")
+IMPLIED_RENAME = Level(0.5, "a use of the identifier the user is retyping as the finished name: the user may "
+                            "mean to keep it at some")
+LINE_LEFTOVER = Level(0.7, "the keyword of the very argument the user renamed, its owner renamed too: the edit's "
+                           "own half left undone")
 LIKE_LINE_ENDING = Level(0.6, "the ending of the document's lines that start like the half-typed one, "
                               "checked by the parse")
 

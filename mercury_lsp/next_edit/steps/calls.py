@@ -3,7 +3,8 @@
 A function whose parameters differ between the text before the edit history and now
 (``detect.signatures``, in every grammar with a query file) is looked for at its calls, found
 through the query file's ``@call`` captures: ``x.f(...)``, ``pkg.F(...)`` and ``T::f(...)`` for
-any function, a bare ``f(...)`` for a free function only, and not where ``f`` is a parameter of
+any function, a bare ``f(...)`` for a free function only (or ``g(...)`` where a document imports
+it as ``g``: ``exports``), and not where ``f`` is a parameter of
 the enclosing function or another document defines its own ``f``. The calls whose arguments
 fitted the old signature and no longer fit the new one (or fit both, for a reordering) are the
 locations; each call's argument list is rebuilt from the syntax where it can be, else left a
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mercury_lsp.next_edit.exports import reach
 from mercury_lsp.next_edit.query import Candidate
 from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.steps.detect import Signature, inserted_index, signatures
@@ -179,23 +181,28 @@ def _type_name(text: str) -> str:
     return text.split("<")[0].split("::")[-1].lstrip("*&").strip()
 
 
-def _calls_to(p: ParsedDoc, sig: Signature, grammars: Grammars, home: ParsedDoc) -> list:
+def _calls_to(p: ParsedDoc, sig: Signature, grammars: Grammars, home: ParsedDoc,
+              aliases: frozenset[str] = frozenset()) -> list:
     """Calls of ``sig`` in ``p``: ``x.f(...)`` / ``pkg.F(...)`` / ``T::f(...)`` for any function
-    (``T`` being the method's own type, or ``Self``, when it is one), ``f(...)`` for a free one,
-    unless ``f`` there is another binding (a parameter of the enclosing function, or another
-    document's own definition of a function ``f``)."""
+    (``T`` being the method's own type, or ``Self``, when it is one), ``f(...)`` for a free one —
+    or under a name ``p`` imports it by (``aliases``: ``import { f as g }``, ``from m import f as
+    g``) — unless ``f`` there is another binding (a parameter of the enclosing function, or
+    another document's own definition of a function ``f``)."""
     got = captures(grammars, p)
     out = []
     local_def = p is not home and any(p.b.node_text(n) == sig.name for n in got["definition"])
     owner = _type_name(sig.cls)
     for name in got["call"]:
-        if p.b.node_text(name) != sig.name:
+        text = p.b.node_text(name)
+        if text != sig.name and text not in aliases:
             continue
         found = _call_of(name, p.b)
         if found is None:
             continue
         call, bare, path = found
-        if bare and (sig.cls or local_def or _parameter_named(p, got, call, sig.name)):
+        if text != sig.name and not bare:
+            continue  # an alias is a bare name; ``x.g(...)`` is another thing's
+        if bare and (sig.cls or (local_def and text == sig.name) or _parameter_named(p, got, call, text)):
             continue
         if sig.cls and path is not None and path not in (owner, SELF_TYPE):  # ``Vec::new`` for ``Job::new``
             continue
@@ -225,6 +232,14 @@ def _parameter_named(p: ParsedDoc, got: dict, node, name: str) -> bool:
     return any(lo <= n.start_byte < hi and p.b.node_text(n) == name for n in got["parameter"])
 
 
+def _imported_as(parsed: list[ParsedDoc], home: ParsedDoc, sig: Signature, grammars: Grammars) -> dict[str, set[str]]:
+    """The names the free function ``sig`` is imported by in each document (``exports``)."""
+    if sig.cls:
+        return {}
+    node = next((n for n in captures(grammars, home)["definition"] if home.b.node_text(n) == sig.name), None)
+    return {} if node is None else reach(parsed, home, node, sig.name, sig.name, grammars).bound
+
+
 def same_language(a: str | None, b: str | None) -> bool:
     return a is not None and LANGUAGE_OF.get(a, a) == LANGUAGE_OF.get(b or "", b)
 
@@ -245,8 +260,9 @@ def signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: 
             continue
         idx = inserted_index(old, new)
         added = len(new.params) > len(old.params)
+        aliases = _imported_as(parsed, home, new, grammars)
         calls = [(p, c) for p in parsed if same_language(p.doc.grammar, home.doc.grammar)
-                 for c in _calls_to(p, new, grammars, home)]
+                 for c in _calls_to(p, new, grammars, home, frozenset(aliases.get(p.doc.uri, ())) - {new.name})]
         example: str | None = None
         targets = []
         for p, call in calls:

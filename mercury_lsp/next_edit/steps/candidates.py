@@ -14,15 +14,20 @@ A rename is read two ways, first that holds:
   edited occurrence *binds* the name (a definition, a parameter, an assignment target: the old
   binding is gone, so its remaining uses must follow) — renaming ``w`` back to ``width`` included.
 
-Occurrences inside the lines the history changed are the user's own and are never touched.
+Occurrences inside the lines the history changed are the user's own and are never touched. A
+renamed module-level definition also reaches the places its language's export machinery spells
+the name in (``exports``: ``__all__``, re-exports, ``pub use``, ``pkg.Old``, ``export {...}``);
+where only a string names it, a note says so (``Located.notes``).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass, field
 
-from mercury_lsp.next_edit.query import Candidate, NextEditQuery
+from mercury_lsp.next_edit.exports import Reach, reach
+from mercury_lsp.next_edit.query import Candidate, NextEditQuery, Note
 from mercury_lsp.next_edit.scopes import (
     binds,
     declared_elsewhere,
@@ -141,33 +146,53 @@ def line_renames(before: str, after: str) -> tuple[list[tuple[int, str, str]], l
     return [r for old, rs in found.items() if old not in conflicts for r in rs], changed
 
 
-def _sites(parsed: list[ParsedDoc], home: ParsedDoc, start: int, old: str, new: str):
+@dataclass
+class Located:
+    """The locations the history ties (``candidates``), and the notes of the places only a
+    string names a renamed definition (``exports``: no edit is offered there)."""
+    candidates: list[Candidate] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+
+def _sites(parsed: list[ParsedDoc], home: ParsedDoc, start: int, old: str, new: str, grammars: Grammars):
+    """(the occurrences ``locate`` ties, their role, the export machinery's ``Reach``), or None
+    when no identifier spelling ``new`` stands at ``start``."""
     bs = home.b.byte(start)
     node = home.tree.root_node.descendant_for_byte_range(bs, bs + len(new.encode("utf-8")))
     if node is None or home.b.node_text(node) != new:
         return None
     if home.doc.grammar == "python":
-        return rename_sites_python(parsed, home, node, old)
-    return rename_sites_generic(parsed, home, node, old)
+        sites, role = rename_sites_python(parsed, home, node, old)
+    else:
+        sites, role = rename_sites_generic(parsed, home, node, old)
+    return sites, role, reach(parsed, home, node, old, new, grammars)
 
 
 def _candidates(sites, role: str, home: ParsedDoc, old: str, new: str,
-                skip: list[tuple[int, int]] = ()) -> list[Candidate]:
+                skip: list[tuple[int, int]] = (), exported: Reach | None = None) -> list[Candidate]:
     out = []
-    for p, n in sites:
+    seen: set[tuple[str, int, int]] = set()
+
+    def add(p: ParsedDoc, n, text: str, why: str) -> None:
         s, e = p.b.char(n.start_byte), p.b.char(n.end_byte)
-        if p is home and any(lo <= s < hi for lo, hi in skip):
-            continue
-        where = "" if p is home else " (another document)"
-        out.append(Candidate(p.doc.uri, s, e, old, "rename", new, f"{role} '{old}' was renamed to '{new}'{where}"))
+        if (p.doc.uri, s, e) in seen or (p is home and any(lo <= s < hi for lo, hi in skip)):
+            return
+        seen.add((p.doc.uri, s, e))
+        out.append(Candidate(p.doc.uri, s, e, old, "rename", text, f"{role} '{old}' was renamed to '{new}'{why}"))
+
+    for p, n in sites:
+        add(p, n, new, "" if p is home else " (another document)")
+    for site in exported.sites if exported is not None else ():
+        add(site.doc, site.node, site.text(old, new), f" ({site.why})")
     return out
 
 
-def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidate]:
+def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc, grammars: Grammars) -> Located:
     text = home.doc.text
     renames, changed = line_renames(home.doc.history[-1], text) if home.doc.history else ([], [])
     targets = {new for _, _, new in renames}  # names the history gave to other things
     out: list[Candidate] = []
+    notes: list[Note] = []
     done: set[str] = set()
     for before in home.doc.history:
         change = identifier_change(before, text)
@@ -180,9 +205,10 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidat
             continue  # both still declared: the user switched to a variable they declared, no rename
         if redeclared(home, old, start):
             continue  # the old name declared anew: its uses are that declaration's
-        got = _sites(parsed, home, start, old, new)
+        got = _sites(parsed, home, start, old, new, grammars)
         if got is not None:  # the old name's occurrences the user wrote for something else stay
-            out = _candidates(got[0], got[1], home, old, new, changed if old in targets else ())
+            out = _candidates(got[0], got[1], home, old, new, changed if old in targets else (), got[2])
+            notes += got[2].notes
             done.add(old)  # the newest rename first; the history's other renames follow
             break
     for start, old, new in sorted(renames, key=lambda r: not binds(home, r[0], r[2])):
@@ -193,23 +219,28 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc) -> list[Candidat
         if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start) \
                 or redeclared(home, old, start):
             continue
-        got = _sites(parsed, home, start, old, new)
+        got = _sites(parsed, home, start, old, new, grammars)
         if got is None:
             continue
         done.add(old)
-        out += _candidates(got[0], got[1], home, old, new, changed)
-    return out
+        out += _candidates(got[0], got[1], home, old, new, changed, got[2])
+        notes += got[2].notes
+    return Located(out, notes)
 
 
 def find_candidates(query: NextEditQuery, parsed: list[ParsedDoc], edited: list[ParsedDoc],
-                    grammars: Grammars) -> list[Candidate]:
+                    grammars: Grammars) -> Located:
     """The locations the history ties (renames and signature changes of the ``edited`` documents,
     the newest edited first, at most ``nextEdit.maxDocuments`` of them), each once, nearest the
-    cursor first (the cursor's document first), at most ``nextEdit.maxCandidates``."""
+    cursor first (the cursor's document first), at most ``nextEdit.maxCandidates``; and the
+    renames' notes."""
     uris = {p.doc.uri for p in parsed}
     cands: list[Candidate] = []
+    notes: list[Note] = []
     for home in edited[: query.options.max_documents]:
-        cands.extend(rename_candidates(parsed, home))
+        renamed = rename_candidates(parsed, home, grammars)
+        cands.extend(renamed.candidates)
+        notes.extend(n for n in renamed.notes if n not in notes)
         cands.extend(signature_candidates(parsed, home, home.doc.history[-1], grammars))
     seen: set[tuple[str, int, int]] = set()
     unique = []
@@ -219,4 +250,4 @@ def find_candidates(query: NextEditQuery, parsed: list[ParsedDoc], edited: list[
             seen.add(key)
             unique.append(c)
     unique.sort(key=lambda c: (c.uri != query.cursor_uri, abs(c.start - query.cursor)))
-    return unique[: query.options.max_candidates]
+    return Located(unique[: query.options.max_candidates], notes)

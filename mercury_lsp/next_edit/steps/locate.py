@@ -1,7 +1,8 @@
 """Step 2 of next-edit — **where** the user's change must be followed (tree-sitter decides).
 
 Renames: the old name's occurrences tied to the edited binding (scope-aware for parameters and
-locals; module-wide plus importing documents for module-level names; ``x.name`` for attributes).
+locals; module-wide for module-level names, whose other documents ``exports`` reaches through the
+language's import and export statements; ``x.name`` for attributes).
 Signature changes: ``calls.signature_candidates``.
 Otherwise the model-only path (``drop_candidates``) takes identifiers whose likelihood dropped.
 """
@@ -9,7 +10,7 @@ Otherwise the model-only path (``drop_candidates``) takes identifiers whose like
 from __future__ import annotations
 
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
-from mercury_lsp.next_edit.scopes import OTHER_NAMESPACES, declaring_scopes
+from mercury_lsp.next_edit.scopes import OTHER_NAMESPACES, declares_local, declaring_scopes, member_key
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
@@ -101,7 +102,7 @@ def _scope_binds(scope, name: str, b: TextIndex) -> bool:
     return False
 
 
-def _variable_occurrences(scope, name: str, b: TextIndex) -> list:
+def variable_occurrences(scope, name: str, b: TextIndex) -> list:
     """Identifiers naming variable ``name`` in ``scope``, skipping nested scopes that rebind it."""
     out = []
     own_name = scope.child_by_field_name("name") if scope.type == "function_definition" else None
@@ -128,17 +129,6 @@ def _attribute_occurrences(root, name: str, b: TextIndex) -> list:
             if attr is not None and b.node_text(attr) == name:
                 out.append(attr)
     return out
-
-
-def _imports_name(root, name: str, b: TextIndex) -> bool:
-    for n in walk(root, prune=lambda x: x.type not in ("module", "import_from_statement", "dotted_name",
-                                                         "aliased_import")):
-        if n.type == "import_from_statement":
-            for c in n.children_by_field_name("name"):
-                target = c.child_by_field_name("name") if c.type == "aliased_import" else c
-                if target is not None and b.node_text(target) == name:
-                    return True
-    return False
 
 
 def rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
@@ -178,12 +168,9 @@ def rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str
                 sites.extend((p, n) for n in _attribute_occurrences(p.tree.root_node, old, p.b))
         return sites, role
     if scope is not None:
-        return [(home, n) for n in _variable_occurrences(scope, old, b)], role
-    sites = [(home, n) for n in _variable_occurrences(home.tree.root_node, old, b)]
-    for p in parsed:  # module-level names: also documents that import them
-        if p is not home and p.doc.grammar == home.doc.grammar and _imports_name(p.tree.root_node, old, p.b):
-            sites.extend((p, n) for n in _variable_occurrences(p.tree.root_node, old, p.b))
-    return sites, "module-level " + role
+        return [(home, n) for n in variable_occurrences(scope, old, b)], role
+    # module-level: the other documents are reached through the export machinery (``exports``)
+    return [(home, n) for n in variable_occurrences(home.tree.root_node, old, b)], "module-level " + role
 
 
 def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
@@ -192,7 +179,7 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
     other documents of the grammar)."""
     kind = node.type
     func = node.parent
-    declared = False
+    declared = declares_local(home.doc.text, home.b.char(node.start_byte), home.b.char(node.end_byte))
     while func is not None and not (("function" in func.type or "method" in func.type) and "call" not in func.type):
         if any(w in func.type for w in ("parameter", "declarat", "declarator")):
             declared = True
@@ -202,8 +189,9 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
         return [(p, n) for p in docs for n in walk(p.tree.root_node)
                 if n.type == kind and p.b.node_text(n) == old], "member"
     scope = func if declared and func is not None else home.tree.root_node
+    # a variable, never the name of a struct literal's field (``Report{title: title}``)
     sites = [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old
-             and enclosing(n, OTHER_NAMESPACES) is None]
+             and enclosing(n, OTHER_NAMESPACES) is None and not member_key(n)]
     if scope is func:
         return sites, "local"
     # a document-wide name: not where a function binds the same name itself; where the edited

@@ -127,7 +127,9 @@ def test_fim_and_edit_and_next_edit(server):
     assert ne.status_code == 200
     (edit,) = ne.json()["edits"]
     assert edit["newText"] == "total" and edit["range"]["start"] == {"line": 1, "character": 11}
-    bad = httpx.post(server.url + "/v1/edit/completions", json={"messages": [{"role": "user", "content": "hi"}]})
+    plain = httpx.post(server.url + "/v1/edit/completions", json={"messages": [{"role": "user", "content": "hi"}]})
+    assert plain.status_code == 200  # any text is a prompt: all of it the code, the cursor at its end
+    bad = httpx.post(server.url + "/v1/edit/completions", json={"messages": [{"role": "system", "content": "hi"}]})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_edit_prompt"
 
 

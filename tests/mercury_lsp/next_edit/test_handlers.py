@@ -204,3 +204,29 @@ async def test_edits_of_other_documents_carry_their_current_version(server: Asyn
     assert await versions() == {one: 2}  # not two.py's edits at version 2: nothing is left to do there
     for uri in (one, two):
         server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+async def test_a_rename_through_all_and_its_notes_over_the_wire(server: AsyncLspClient):
+    """An editor's rename at a ``def``: ``__all__`` and the importer follow, a ``getattr`` string
+    comes back as a note (``notes``), never as an edit."""
+    core, init = "file:///work/pkg/core.py", "file:///work/pkg/__init__.py"
+    text = 'def greet(name):\n    return name\n\n__all__ = ["greet"]\n'
+    text2 = 'from .core import greet\nfrom . import core\n\nf = getattr(core, "greet")\n'
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": init, "languageId": "python", "version": 1,
+                                                           "text": text2}})
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": core, "languageId": "python", "version": 1,
+                                                           "text": text}})
+    server.notify("textDocument/didChange", {"textDocument": {"uri": core, "version": 2}, "contentChanges": [
+        {"range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}}, "text": "welcome"}]})
+    result = await server.request("mercury/nextEdit", {"textDocument": {"uri": core, "version": 2},
+                                                       "position": {"line": 0, "character": 11}})
+    by_uri = {}
+    for e in result["edits"]:
+        by_uri.setdefault(e["uri"], []).append(e)
+    assert apply_lsp(text.replace("def greet", "def welcome"), by_uri[core]).endswith('__all__ = ["welcome"]\n')
+    assert apply_lsp(text2, by_uri[init]).startswith("from .core import welcome\n")
+    (note,) = result["notes"]
+    assert (note["uri"], note["rule"], note["documentVersion"]) == (init, "NE101", 1)
+    assert note["range"]["start"] == {"line": 3, "character": 19} and "'greet'" in note["message"]
+    for uri in (core, init):
+        server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})

@@ -20,24 +20,13 @@ from mercury_lsp.next_edit.command import PatchError, apply_unified_diff
 from mercury_lsp.schema import NextEditResult
 from mercury_lsp.syntax import Grammars
 from tests.support.fakes import ScriptedModel
+from tests.support.next_edit import AREA as SRC
 from tests.support.next_edit import renamed, run
 
 G = Grammars()
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-SRC = '''def area(width, height):
-    total = width * height
-    def inner(width):
-        return width
-    scale = lambda width: width * 2
-    print(f(width=width), obj.width, [width for width in range(3)], f"{width}")
-    return total + width
-
-width = 3
-x = area(1, 2)
-y = area(3, 4)
-'''
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,8 @@ from mercury_lsp.next_edit import DocState, NextEditQuery, predict
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.resolve import ranked, resolve
 from mercury_lsp.syntax import Grammars
+from tests.support.next_edit import applied, doc
+from tests.support.next_edit import ask as predicted
 
 G = Grammars()
 
@@ -62,3 +64,36 @@ def test_a_rename_wins_over_a_deletion_around_it_and_the_deletion_beside_it_stay
     out = predict(NextEditQuery((DocState(uri, after, "python", 2, (before,), 1.0),), uri, 0), None, G).predictions
     for a, b in zip(sorted(out, key=lambda p: p.start), sorted(out, key=lambda p: p.start)[1:], strict=False):
         assert a.end < b.start
+
+
+HELPER_PY = "def a(x):\n    return len(x) + 1\n\n\ndef b(y):\n    return len(y) * 2\n"
+HELPER_GO = ('package m\n\nimport "fmt"\n\nfunc a(err error) error {\n\treturn fmt.Errorf("load: %w", err)\n}\n\n'
+             'func b(err error) error {\n\treturn fmt.Errorf("load: %w", err)\n}\n')
+
+
+def test_a_replacement_never_reaches_into_the_helper_its_new_text_calls():
+    """A call replaced by a call of a helper the user just wrote repeats at the other calls, never
+    inside the helper itself (it would recurse forever): Python (a builtin renamed, NE101), Go (a
+    call repeated, NE204)."""
+    one = "def size_of(v):\n    return len(v)\n\n\n" + HELPER_PY
+    two = one.replace("return len(x) + 1", "return size_of(x) + 1")
+    preds = predicted(doc("file:///s.py", two, (one, HELPER_PY), (2.0, 1.0)), cursor=two.index("size_of(x)"))
+    assert applied(two, preds, "file:///s.py") == two.replace("len(y)", "size_of(y)")
+    one = HELPER_GO.replace('import "fmt"\n', 'import "fmt"\n\nfunc wrap(err error) error {\n'
+                                              '\treturn fmt.Errorf("load: %w", err)\n}\n')
+    two = one.replace('error {\n\treturn fmt.Errorf("load: %w", err)\n}\n\nfunc b', 'error {\n\treturn wrap(err)\n}\n\nfunc b')
+    preds = predicted(doc("file:///m.go", two, (one, HELPER_GO), (2.0, 1.0), grammar="go"),
+                      cursor=two.index("wrap(err)\n}\n\nfunc b"))
+    assert applied(two, preds, "file:///m.go") == two.replace('func b(err error) error {\n\treturn fmt.Errorf("load: %w", err)',
+                                                                'func b(err error) error {\n\treturn wrap(err)')
+
+
+def test_a_function_renamed_at_its_definition_still_has_its_recursive_calls_renamed():
+    py = "def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\n\n\nprint(fact(5))\n"
+    after = py.replace("def fact(", "def factorial(")
+    preds = predicted(doc("file:///f.py", after, (py,), (1.0,)), cursor=after.index("factorial"))
+    assert applied(after, preds, "file:///f.py") == py.replace("fact(", "factorial(")
+    go = "package m\n\nfunc fact(n int) int {\n\tif n < 2 {\n\t\treturn 1\n\t}\n\treturn n * fact(n-1)\n}\n"
+    after = go.replace("func fact(", "func factorial(")
+    preds = predicted(doc("file:///f.go", after, (go,), (1.0,), grammar="go"), cursor=after.index("factorial"))
+    assert applied(after, preds, "file:///f.go") == go.replace("fact(", "factorial(")

@@ -93,3 +93,26 @@ async def test_no_update_once_the_document_moved_on_or_a_newer_request_came(setu
     engine.release.set()
     await settle(service)
     assert [u.text_document.version for u in sent] == [3]
+
+
+@pytest.mark.asyncio
+async def test_the_update_carries_the_notes_of_the_files_that_are_not_open():
+    engine, sent = GatedEngine(), []
+    docs = DocumentStore(grammar_for)
+    docs.open(URI, "python", 1, SHAPES)
+    docs.change(URI, 2, [((0, 4, 0, 8), "surface")], PositionEncoding.UTF16)
+    looked_up = 'import shapes\n\nf = getattr(shapes, "area")\n'
+
+    def workspace(query: NextEditQuery) -> NextEditQuery:
+        return replace(query, docs=(*query.docs, DocState(DISK, looked_up, "python", None)))
+
+    service = NextEditService(engine, docs, Grammars(), Settings, lambda: PositionEncoding.UTF16, workspace,
+                              sent.append)
+    engine.service = service
+    engine.release.set()
+    result = await predict(service, 2)
+    await settle(service)
+    assert result.notes == []
+    (update,) = sent
+    assert update.result.edits == []
+    assert [(n.uri, n.document_version, n.range.start.line) for n in update.result.notes] == [(DISK, None, 2)]

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from benchmarks.common.jsonrpc import LspConnection
 from mercury_lsp.config import parse_settings
 from mercury_lsp.server.access import admit, daemon_owned, is_loopback
@@ -140,5 +142,89 @@ def test_a_lone_surrogate_token_is_refused_with_an_answer(tiny_model, tmp_path):
         reply = intruder.request_message("initialize", {"capabilities": {}, "initializationOptions": {"token": "\ud800"}})
         assert reply["error"]["code"] == -32600  # it got no answer at all (TimeoutError)
         assert daemon.proc.poll() is None
+    finally:
+        daemon.close()
+
+
+# ---------------------------------------------------------------------------- issue 27, F5
+@pytest.mark.asyncio
+async def test_connections_before_initialize_are_bounded():
+    """A deadline, a cap on connections waiting to initialize and a small frame limit until the
+    token is checked (300 idle sockets stayed open past 45 s; 60 MB partial frames were buffered)."""
+    import asyncio
+
+    from mercury_lsp.backend.local import local_client
+    from mercury_lsp.server import transport
+    from mercury_lsp.server.access import PreAuth
+
+    base, _ = parse_settings({})
+    engine, listening = local_client(), asyncio.get_running_loop().create_future()
+    bounds = PreAuth(timeout_s=1.0, max_connections=2, max_message_bytes=4096)
+    daemon = asyncio.ensure_future(transport.run_tcp(base, "127.0.0.1", 0, TOKEN, engine=engine, listening=listening,
+                                                     pre_auth=bounds))
+
+    async def closed(reader: asyncio.StreamReader, within: float) -> bool:
+        try:
+            return await asyncio.wait_for(reader.read(), within) is not None  # EOF (b"" or an error frame, then EOF)
+        except TimeoutError:
+            return False
+
+    try:
+        _, port = await asyncio.wait_for(listening, 30)
+        idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
+        await asyncio.sleep(0.1)
+        third_r, _ = await asyncio.open_connection("127.0.0.1", port)
+        assert await closed(third_r, 0.5)  # refused at once: two are waiting already
+        for r, _ in idle:
+            assert await closed(r, 3.0)  # the deadline ends them
+        assert bounds.waiting == 0
+        r, w = await asyncio.open_connection("127.0.0.1", port)
+        w.write(b"Content-Length: 60000000\r\n\r\n" + b"{" * 8192)  # a big frame before the token
+        await w.drain()
+        assert await closed(r, 3.0)
+        r, w = await asyncio.open_connection("127.0.0.1", port)  # a client with the token still gets in
+        body = json.dumps(initialize_message({"token": TOKEN})).encode()
+        w.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await w.drain()
+        head = await asyncio.wait_for(r.readuntil(b"\r\n\r\n"), 30)
+        reply = json.loads(await r.readexactly(int(head.split(b":")[1].split(b"\r\n")[0])))
+        assert "result" in reply and bounds.waiting == 0
+        await asyncio.sleep(1.5)  # past the deadline: an initialized connection stays
+        assert not r.at_eof()
+        w.close()
+    finally:
+        daemon.cancel()
+        engine.close()
+
+
+def test_a_daemon_closes_what_never_initializes(tiny_model):
+    """The campaign's cases against a real daemon: an idle socket past the deadline, and a 60 MB
+    frame before the token (both were kept: 300 sockets past 45 s, 64 MiB buffered each)."""
+    import socket
+    import time
+
+    from mercury_lsp.server.access import PRE_AUTH_TIMEOUT_S
+
+    daemon = TcpDaemon()
+    try:
+        idle = socket.create_connection(("127.0.0.1", daemon.port), timeout=PRE_AUTH_TIMEOUT_S + 30)
+        big = socket.create_connection(("127.0.0.1", daemon.port), timeout=PRE_AUTH_TIMEOUT_S + 30)
+        t0 = time.monotonic()
+        try:
+            big.sendall(b"Content-Length: 60000000\r\n\r\n" + b"{" * (1 << 20))
+        except OSError:
+            pass  # closed while we wrote: what the fix does
+        try:  # one error, then the end (a reset: the server closed with our bytes unread)
+            while big.recv(1 << 16):
+                pass
+        except ConnectionResetError:
+            pass
+        assert time.monotonic() - t0 < PRE_AUTH_TIMEOUT_S  # refused for its size, not its time
+        assert idle.recv(1) == b""  # closed at the deadline
+        assert time.monotonic() - t0 < PRE_AUTH_TIMEOUT_S + 20
+        assert daemon.proc.poll() is None
+        c = connect(daemon, {})  # and a client still gets in
+        assert c.request("mercury/stats")["state"] == "ready"
+        c.close()
     finally:
         daemon.close()

@@ -149,3 +149,18 @@ def test_internal_errors_carry_no_traceback(caplog):
     assert incident in caplog.text and "x.py" in caplog.text  # the details are in the log only
     plain = lsp.ResponseError(code=-32602, message="invalid params")
     assert public_error(plain, 4) is plain
+
+
+@pytest.mark.parametrize("header", [
+    b"Content-Length: %d\r\nNo colon here\r\n\r\n",
+    b"Content-Length: %d\r\nContent\x00Type: x\r\n\r\n",
+    b"No colon here\r\nContent-Length: %d\r\n\r\n",
+    b"Content\x00Length: %d\r\n\r\n",
+])
+def test_a_bad_header_line_is_answered_without_waiting_for_the_next_frame(header):
+    """Issue 27, F7: the frame was answered only when the next one came (or the input ended)."""
+    data = body(9)
+    out = asyncio.run(read_all(header % len(data) + data, eof=False, count=1))
+    assert isinstance(out[0], Reject) and out[0].code == INVALID_REQUEST and out[0].id == 9, out
+    after = asyncio.run(read_all(header % len(data) + data + GOOD, eof=False, count=2))
+    assert after[1] == json.loads(body(2))  # and the next frame is read as it is

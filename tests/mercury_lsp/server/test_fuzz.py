@@ -8,8 +8,12 @@ interleaved with text-sync operations on model documents. Properties, checked af
 * a health request (``mercury/stats``) is answered after every case and every 100 messages;
 * each model document equals the reference model of its text (``mercury/documentState``).
 
-The default suite runs ``DEFAULT_CASES`` cases; ``-m slow`` runs ``SLOW_CASES`` and writes the
-totals to ``benchmarks/results/fuzz.json``.
+Typed cases (issue 27) send valid messages of every method with field types and values mutated
+(``lsp_fuzz.typed_message``: lone surrogates, wrong types, NaN, huge integers, nested nulls),
+``TYPED_BATCH`` at a time: the same properties but the documents'.
+
+The default suite runs ``DEFAULT_CASES`` cases and ``DEFAULT_TYPED`` typed messages; ``-m slow``
+runs ``SLOW_CASES`` and ``SLOW_TYPED`` and writes the totals to ``benchmarks/results/fuzz.json``.
 """
 
 from __future__ import annotations
@@ -30,13 +34,18 @@ from tests.support.lsp_fuzz import (
     FuzzTotals,
     chaos_message,
     document_ops,
+    frame,
     mutated_frame,
     op_message,
+    typed_message,
 )
 from tests.support.server import TcpDaemon, serve_command
 
 DEFAULT_CASES = {"stdio": int(os.environ.get("FUZZ_CASES", 1500)), "tcp": 500}  # 2,000 in the default suite
 SLOW_CASES = {"stdio": 10_000, "tcp": 2_000}
+TYPED_BATCH = 20  # typed messages per case, sent at once
+DEFAULT_TYPED = {"stdio": int(os.environ.get("FUZZ_TYPED", 2400)), "tcp": 600}  # messages
+SLOW_TYPED = {"stdio": 16_000, "tcp": 4_000}  # 20,000 in all
 HEALTH_EVERY = 100  # messages
 DAMAGE_PAD = 400  # more than any length a mutation adds
 ANSWER_TIMEOUT_S = 60.0
@@ -134,6 +143,29 @@ class Session:
         assert c.alive(), "the server exited"
         assert t.unanswered == 0 and t.duplicate_responses == 0, asdict(t)
 
+    def run_typed_case(self, data: st.DataObject) -> None:
+        c, t = self.client, self.totals
+        t.cases += 1
+        expected, sent = [], {}
+        for message, is_request in data.draw(st.lists(typed_message(), min_size=TYPED_BATCH, max_size=TYPED_BATCH),
+                                             label="typed"):
+            if is_request:
+                message["id"] = c.next_id() if data.draw(st.booleans()) else f"t{c.next_id()}"
+                expected.append(message["id"])
+                sent[message["id"]] = message
+            c.write(frame(json.dumps(message).encode()))
+            t.typed_messages += 1
+            self._sent()
+        t.requests_expected += len(expected)
+        self._health()
+        if not c.wait_for(expected, ANSWER_TIMEOUT_S):
+            missing = [sent[i] for i in expected if i not in c.responses_seen]
+            t.unanswered += len(missing)
+            raise AssertionError(f"unanswered: {json.dumps(missing)[:4000]}")
+        t.duplicate_responses = sum(1 for n in c.responses_seen.values() if n > 1)
+        assert t.duplicate_responses == 0, {i: c.history[i] for i, n in c.responses_seen.items() if n > 1}
+        assert c.alive(), "the server exited"
+
     def _sent(self) -> None:
         self.totals.messages += 1
         self.since_health += 1
@@ -153,17 +185,24 @@ class Session:
             raise
 
 
-def fuzz(transport: str, cases: int) -> FuzzTotals:
+def fuzz(transport: str, cases: int, typed: int = 0) -> FuzzTotals:
+    """``cases`` chaos cases, then ``typed`` typed messages, against one session."""
     session = Session(transport)
 
-    @settings(max_examples=cases, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(data=st.data())
-    def case(data):
-        session.run_case(data)
+    def run(case_fn, n: int) -> None:
+        @settings(max_examples=n, deadline=None, derandomize=True, database=None,
+                  phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+        @given(data=st.data())
+        def case(data):
+            case_fn(data)
+
+        case()
 
     try:
-        case()
+        if cases:
+            run(session.run_case, cases)
+        if typed:
+            run(session.run_typed_case, max(1, typed // TYPED_BATCH))
     finally:
         code = session.close()
     if transport == "stdio":
@@ -177,9 +216,15 @@ def test_fuzz_protocol(tiny_model, transport):
     assert totals.cases >= DEFAULT_CASES[transport] and totals.crashes == totals.hangs == 0
 
 
+@pytest.mark.parametrize("transport", ["stdio", "tcp"])
+def test_fuzz_field_types_and_values(tiny_model, transport):
+    totals = fuzz(transport, 0, DEFAULT_TYPED[transport])
+    assert totals.typed_messages >= DEFAULT_TYPED[transport] and totals.crashes == totals.hangs == 0
+
+
 @pytest.mark.slow
 def test_fuzz_protocol_long_run(tiny_model):
-    runs = [fuzz(transport, n) for transport, n in SLOW_CASES.items()]
+    runs = [fuzz(transport, n, SLOW_TYPED[transport]) for transport, n in SLOW_CASES.items()]
     total = FuzzTotals(transports=[t for r in runs for t in r.transports])
     for r in runs:
         for key, value in asdict(r).items():
@@ -189,5 +234,5 @@ def test_fuzz_protocol_long_run(tiny_model):
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(asdict(total)))
-    assert total.cases >= sum(SLOW_CASES.values())
+    assert total.cases >= sum(SLOW_CASES.values()) and total.typed_messages >= sum(SLOW_TYPED.values())
     assert total.crashes == total.hangs == total.unanswered == total.duplicate_responses == 0

@@ -13,7 +13,7 @@ from mercury_lsp.next_edit.examples import Example, to_current
 from mercury_lsp.next_edit.rules.base import RuleContext
 from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.symbols import captures
-from mercury_lsp.next_edit.text import KEYWORDS, diff_region, line_bounds
+from mercury_lsp.next_edit.text import KEYWORDS, changed_lines, diff_region
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 EXAMPLES = 3  # the newest edits read (as the token rules)
@@ -53,11 +53,10 @@ def gone(ctx: RuleContext) -> list[tuple[Example, ParsedDoc, str, int]]:
 def deleted_declarations(before: str, after: str) -> dict[str, int]:
     """Names declared on the lines an edit deleted that the lines it wrote do not name, with the
     most uses they may leave (``MAX_SITES``, ``MAX_CALLABLE_SITES``)."""
-    p, eb, ea = diff_region(before, after)
-    if p == eb == ea:
+    lines = changed_lines(before, after)
+    if lines is None:
         return {}
-    lo, hb = line_bounds(before, p, eb)
-    _, ha = line_bounds(after, p, ea)
+    lo, hb, ha = lines
     old = [m for line in before[lo:hb].split("\n") if (m := DECLARATION.match(line))]
     new = after[lo:ha]
     return {_name(m): MAX_CALLABLE_SITES if CALLABLE.match(m.group("keyword") or "") else MAX_SITES for m in old

@@ -4,8 +4,11 @@
 or the renames read line by line over the whole recent history) is followed at the occurrences
 tied to the edited binding (``steps.locate``): scope-aware for parameters and locals (a nested
 scope that rebinds the name is skipped; attribute and keyword-argument names are not
-variables), module-wide plus importing documents for module-level functions and classes, every
-``x.name`` across the open documents for attributes and methods.
+variables), module-wide for module-level definitions and, through the language's export
+machinery (``exports``: ``__all__``, re-exports, ``pub use``, ``pkg.Old``, export lists,
+``module.exports``), in the documents that import them; every ``x.name`` across the open
+documents for attributes and methods. Where only a string names the definition
+(``getattr(m, "old")``) the pipeline sends a note with these edits instead of an edit.
 
 **Why.** A rename half done does not run; the new text is the user's own identifier, so the
 syntax answers it without the model.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from mercury_lsp.next_edit.examples import Example, to_current
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.next_edit.statements import widen_deletion
-from mercury_lsp.next_edit.text import diff_region, indent_of, line_bounds
+from mercury_lsp.next_edit.text import changed_lines, diff_region, indent_of
 
 MIN_BLOCK_CHARS = 8  # a shorter block ('}', "'',") stands everywhere
 # An insertion's anchor lines must show this many non-blank characters: both together ('}' above
@@ -35,11 +35,10 @@ class LineChange:
 
 def line_changes(before: str, after: str) -> list[LineChange]:
     """The whole-line deletions and insertions of one edit."""
-    p, eb, ea = diff_region(before, after)
-    if p == eb == ea:
+    lines = changed_lines(before, after)
+    if lines is None:
         return []
-    lo, hb = line_bounds(before, p, eb)
-    _, ha = line_bounds(after, p, ea)
+    lo, hb, ha = lines
     a, b = before[lo:hb].split("\n"), after[lo:ha].split("\n")
     if max(len(a), len(b)) > MAX_REGION_LINES:
         return []

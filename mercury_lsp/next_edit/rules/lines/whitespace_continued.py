@@ -26,7 +26,7 @@ from mercury_lsp.next_edit.examples import to_current
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import WHITESPACE
-from mercury_lsp.next_edit.text import diff_region, indent_of, line_bounds
+from mercury_lsp.next_edit.text import changed_lines, indent_of
 
 MAX_PARAGRAPHS = 3
 MAX_LINES = 40
@@ -37,11 +37,10 @@ MAX_EDIT_LINES = 40  # a larger edit is a reformat of its own, not an example to
 
 def _changed_lines(before: str, after: str) -> tuple[list[str], list[str], int] | None:
     """The edit's whole lines before and after it, and the offset of their end in ``after``."""
-    p, eb, ea = diff_region(before, after)
-    if p == eb == ea:
+    lines = changed_lines(before, after)
+    if lines is None:
         return None
-    lo, hb = line_bounds(before, p, eb)
-    _, ha = line_bounds(after, p, ea)
+    lo, hb, ha = lines
     old, new = before[lo:hb].split("\n"), after[lo:ha].split("\n")
     if len(old) != len(new) or len(old) > MAX_EDIT_LINES:
         return None

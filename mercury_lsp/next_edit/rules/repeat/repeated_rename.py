@@ -7,7 +7,10 @@ old identifier (as a whole token, outside comments and strings) in the edited bi
 the enclosing function when the old name still occurs there (a local: its function only), else
 the whole document, not where a function binds the same name itself — and, ranked below, in the
 other open documents of the same language; a member renamed at its uses
-(``chi.WithBaseContext``) is renamed where another open document declares it. The newest edit
+(``chi.WithBaseContext``) is renamed where another open document declares it; a struct
+literal's field key (``Report{title: title}``, ``R { title: title }``) or a keyword argument's
+name is a field, never the variable; a rename at a use whose new name is a parameter or local of
+its function (``def loads(s)`` written, then ``payload`` -> ``s`` in its body) is that local's. The newest edit
 only (older renames are the rename search's, NE101); more sites than ``nextEdit.repeatMaxSites``
 (with ``affix-rename``'s): none is offered.
 
@@ -33,10 +36,12 @@ from mercury_lsp.next_edit.scopes import (
     OTHER_NAMESPACES,
     binding_kind,
     declared_elsewhere,
+    declares_local,
     declaring_scopes,
     distinctive,
     fresh_name,
     inside,
+    names_field,
     scope_of,
     word_in,
 )
@@ -57,13 +62,32 @@ def renames_binding(rule: TokenRule, home: DocState, parsed: ParsedDoc | None) -
     return not word_in(old, home.text[lo:hi]) and not IMPORT_LINE.match(home.text, lo)
 
 
-def sites(rule: TokenRule, home: DocState, docs: list[tuple[DocState, ParsedDoc | None]]) -> list[Site]:
+def _declared_local(parsed: ParsedDoc | None, name: str, at: int, edited: tuple[int, int]) -> bool:
+    """The example's edit (``edited``, in the current text) also wrote ``name`` as a parameter or a
+    keyword-declared local of the function around ``at``: the rename is that local's (``def
+    loads(s)`` with ``payload`` -> ``s`` in its body). A parameter the edit did not write does not
+    count (``s`` -> ``sep`` beside an old parameter ``sep`` repeats at a sibling's same lines)."""
+    scope = scope_of(parsed, at)
+    if parsed is None or scope is None:
+        return False
+    lo, hi = max(scope[0], edited[0]), min(scope[1], edited[1])
+    word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+    return any(binding_kind(parsed, parsed.doc.text, m.start()) == "local"
+               for m in word.finditer(parsed.doc.text, lo, max(lo, hi)) if m.start() != at)
+
+
+def sites(rule: TokenRule, home: DocState, docs: list[tuple[DocState, ParsedDoc | None]],
+          edited: tuple[int, int]) -> list[Site]:
+    """The other occurrences of the renamed name in its binding's scope (module docstring);
+    ``edited``: the span of the example's whole edit in the current text."""
     old, new = rule.deleted[0], rule.inserted.strip()
     home_parsed = next(p for d, p in docs if d is home)
     at = rule.edit_span[0] + (len(rule.inserted) - len(rule.inserted.lstrip()))
     binding = binding_kind(home_parsed, home.text, at)
     # a definition belongs to the function around it (a test's own ``enum Error``), if any
     scope = scope_of(home_parsed, at, outside_its_name=binding == "definition")
+    if binding == "use" and (declares_local(home.text, at, at + len(new)) or _declared_local(home_parsed, new, at, edited)):
+        binding = "local"  # ``for _, v := range``, or the new name is its function's parameter or declared local
     member = home.text[:at].rstrip().endswith(".")  # an attribute follows attributes only
     before = r"(?<![\w$])" if binding == "definition" else r"(?<=\.)\s*" if member else r"(?<![\w$.])"
     word = re.compile(before + rf"{re.escape(old)}(?![\w$])")
@@ -74,6 +98,7 @@ def sites(rule: TokenRule, home: DocState, docs: list[tuple[DocState, ParsedDoc 
     occurrences = [(doc, [(m.end() - len(old), m.end())
                           for m in (bare if member and doc is not home and declares(old, doc.text) else word).finditer(doc.text)
                           if (anywhere or not non_code(parsed, m.start())) and not inside(parsed, m.start(), OTHER_NAMESPACES)
+                          and (member or not names_field(parsed, m.start()))
                           and not (binding == "definition" and IMPORT_LINE.match(doc.text, line_bounds(doc.text, m.start(), m.start())[0]))])
                    for doc, parsed in docs]
     if scope is not None:

@@ -38,6 +38,7 @@ from mercury_lsp.next_edit.rules.repeat import (
 from mercury_lsp.next_edit.rules.repeat.patterns import Site
 from mercury_lsp.next_edit.rules.repeat.tokens import TokenRule, generalise, rules_from_edit
 from mercury_lsp.next_edit.scopes import distinctive
+from mercury_lsp.next_edit.text import diff_region
 
 EXAMPLES = 3  # the newest edits (across documents, ``examples``) read as examples
 RENAMED_BINDING = "NE101"  # the rename search whose renames the family's renames give way to
@@ -56,6 +57,13 @@ def _rules(examples: list[Example]) -> list[tuple[Example, TokenRule]]:
             if lo is not None and hi is not None:
                 out.append((ex, replace(r, edit_span=(lo, hi))))
     return out
+
+
+def _edited(ex: Example) -> tuple[int, int]:
+    """The span of the example's edit in its document's current text (empty when rewritten since)."""
+    p, _, ea = diff_region(ex.before, ex.after)
+    lo, hi = to_current(ex, p), to_current(ex, ea)
+    return (lo, hi) if lo is not None and hi is not None else (0, 0)
 
 
 def family_edits(ctx: RuleContext) -> list[Prediction]:
@@ -90,7 +98,7 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
             if word_of_prose and not (rule.lead and rule.trail):
                 continue  # a word of prose changed: repeated under its whole anchor only (below)
             if not word_of_prose and binding:
-                found = repeated_rename.sites(rule, home, docs) + affix_rename.sites(rule, home, home_parsed)
+                found = repeated_rename.sites(rule, home, docs, _edited(ex)) + affix_rename.sites(rule, home, home_parsed)
                 found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)]
                 if len(found) <= opts.repeat_max_sites and not opts.repeat_all_sites:
                     sites.extend(found)

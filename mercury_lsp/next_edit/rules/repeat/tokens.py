@@ -17,7 +17,7 @@ from mercury_lsp.next_edit.text import (
     KEYWORDS,
     PATH_SEPARATORS,
     TOKEN,
-    diff_region,
+    changed_lines,
     indent_of,
     line_bounds,
 )
@@ -72,11 +72,11 @@ class TokenRule:
 
 def rules_from_edit(before: str, after: str) -> list[TokenRule]:
     """The token-level changes of one edit (``before`` -> ``after``), anchored on their lines."""
-    p, eb, ea = diff_region(before, after)
-    if p == eb == ea:
+    lines = changed_lines(before, after)
+    if lines is None:
         return []
-    bl, bh = line_bounds(before, p, eb)
-    al, ah = line_bounds(after, p, ea)
+    bl, bh, ah = lines
+    al = bl
     ta, tb = tokenize(before, bl, bh), tokenize(after, al, ah)
     ops = difflib.SequenceMatcher(None, [t.text for t in ta], [t.text for t in tb], autojunk=False).get_opcodes()
     if all(o[0] == "equal" for o in ops):

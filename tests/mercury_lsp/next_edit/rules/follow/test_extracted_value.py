@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
+from mercury_lsp.next_edit import DocState, NextEditQuery, predict
 from mercury_lsp.next_edit.pipeline import rule_context
 from mercury_lsp.next_edit.rules.follow.extracted_value import RULE, bindings
 from mercury_lsp.syntax import Grammars
 from tests.support import next_edit as ne
+from tests.support.next_edit import applied_all as applied
+from tests.support.next_edit import edited as doc
 
 G = Grammars()
 
@@ -15,12 +17,8 @@ def ask(d: DocState, cursor: int = 0):
     return predict(NextEditQuery((d,), d.uri, cursor), None, G).predictions
 
 
-def doc(uri: str, text: str, history: tuple[str, ...] = (), grammar="python") -> DocState:
-    return DocState(uri, text, grammar, 1, history, 1.0 if history else 0.0, (1.0,) * len(history))
 
 
-def applied(text: str, preds) -> str:
-    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
 
 
 def test_a_module_constant_replaces_its_value_elsewhere():

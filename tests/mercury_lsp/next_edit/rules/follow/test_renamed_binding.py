@@ -8,12 +8,13 @@ from mercury_lsp.documents import DocumentStore, PositionEncoding
 from mercury_lsp.next_edit import (
     DocState,
     NextEditQuery,
-    apply_edits,
     predict,
 )
 from mercury_lsp.next_edit.service import doc_state
 from mercury_lsp.syntax import Grammars, grammar_for
 from tests.support import next_edit as ne
+from tests.support.next_edit import AREA as SRC
+from tests.support.next_edit import applied_all as applied
 from tests.support.next_edit import doc, renamed, run
 
 G = Grammars()
@@ -25,22 +26,8 @@ def ask(uri: str, text: str, history: tuple[str, ...], grammar: str, cursor: int
     return predict(NextEditQuery((d,), uri, cursor), None, G).predictions
 
 
-SRC = '''def area(width, height):
-    total = width * height
-    def inner(width):
-        return width
-    scale = lambda width: width * 2
-    print(f(width=width), obj.width, [width for width in range(3)], f"{width}")
-    return total + width
-
-width = 3
-x = area(1, 2)
-y = area(3, 4)
-'''
 
 
-def applied(text: str, preds) -> str:
-    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
 
 
 def test_an_imports_local_name_renamed_is_followed_after_another_edit():
@@ -204,3 +191,50 @@ def test_a_renamed_parameter_is_followed_past_comment_lines_that_change_other_wo
     two = one.replace("O(k)", "O(n)")
     preds = ne.ask(doc("file:///r.py", two, (one, src), (2.0, 1.0)), cursor=two.index("O(n)"))
     assert ne.applied(two, preds, "file:///r.py") == two.replace("> k:", "> maxlen:")
+
+
+LOOPS_JS = '''let title = "x";
+
+class Report {
+  rows(items) {
+    for (const title of items) {
+      console.log(title);
+    }
+  }
+}
+
+function other() {
+  return title;
+}
+'''
+LOOPS_GO = '''package r
+
+type Report struct {
+	title string
+}
+
+func build(items []string) []Report {
+	var out []Report
+	for _, title := range items {
+		out = append(out, Report{title: title})
+	}
+	return out
+}
+
+func other(title string) map[string]int {
+	keep := Report{title: "x"}
+	_ = keep
+	return map[string]int{title: 1}
+}
+'''
+
+
+def test_a_loop_variable_renamed_stays_in_its_function_and_never_reaches_a_field_of_its_name():
+    """The scope of a renamed loop variable is its binding's (the function), never a same-named
+    module variable elsewhere, nor the field key of a struct literal (JavaScript, Go)."""
+    after = LOOPS_JS.replace("for (const title of items)", "for (const heading of items)")
+    preds = ask("file:///r.js", after, (LOOPS_JS,), "javascript", cursor=after.index("heading"))
+    assert applied(after, preds) == after.replace("console.log(title)", "console.log(heading)")
+    after = LOOPS_GO.replace("for _, title := range items", "for _, name := range items")
+    preds = ask("file:///r.go", after, (LOOPS_GO,), "go", cursor=after.index("name"))
+    assert applied(after, preds) == after.replace("Report{title: title}", "Report{title: name}")

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
+from mercury_lsp.next_edit import NextEditQuery, predict
 from mercury_lsp.next_edit.pipeline import rule_context
 from mercury_lsp.next_edit.rules.imports.stale import stale_uses
 from mercury_lsp.syntax import Grammars
+from tests.support.next_edit import applied_all as applied
+from tests.support.next_edit import edited as doc
 
 G = Grammars()
 
 
-def doc(uri: str, text: str, history: tuple[str, ...] = (), grammar="python") -> DocState:
-    return DocState(uri, text, grammar, 1, history, 1.0 if history else 0.0, (1.0,) * len(history))
 
 
-def applied(text: str, preds) -> str:
-    return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
 
 
 def test_a_call_of_a_name_no_longer_imported_gives_way_to_its_argument():

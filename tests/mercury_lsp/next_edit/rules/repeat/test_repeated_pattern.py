@@ -127,3 +127,53 @@ def test_typescripts_string_type_keyword_is_code_not_a_string():
     text = "let a: string = 'x';\n"
     parsed = parse_all((doc("file:///a.ts", text, grammar="typescript"),), G)[0]
     assert not non_code(parsed, text.index("string")) and non_code(parsed, text.index("'x'") + 1)
+
+
+GENERIC_PY = '''def load(path):
+    failed = check(path)
+    if failed:
+        return None
+    data, failed = read(path)
+    if failed:
+        return None
+    parsed, failed = parse(data)
+    if failed: log("parse failed", path, data, parsed)
+    size, failed = measure(parsed)
+    if failed:
+        return None
+    return parsed, failed, size
+'''
+GENERIC_JS = '''function load(opts) {
+  if (!opts) {
+    return null;
+  }
+  const a = read(opts.path, opts);
+  if (!opts) {
+    return a;
+  }
+  if (!opts) { warn("no options given", a, opts.path, opts.mode); }
+  const b = parse(a, opts);
+  if (!opts) {
+    return b;
+  }
+  return [a, b, opts.size, opts];
+}
+'''
+
+
+def test_a_condition_of_a_generic_shape_repeats_only_where_the_line_reads_like_the_example():
+    """A condition extended on one ``if`` of a shape the document repeats everywhere (a name it
+    uses at every line) goes to the ``if`` lines like it, not to the one-line ``if`` that does
+    something else (Python, JavaScript); a distinctive name keeps every place."""
+    after = GENERIC_PY.replace("    if failed:\n        return None\n    data", "    if failed is not None:\n        return None\n    data")
+    preds = ask(doc("file:///l.py", after, (GENERIC_PY,), (1.0,)), cursor=after.index("is not None"))
+    assert sorted(after.count("\n", 0, p.start) for p in preds) == [5, 10]  # not the one-liner (line 9)
+    after = GENERIC_JS.replace("  if (!opts) {\n    return null;", "  if (!opts || opts.skip) {\n    return null;")
+    preds = ask(doc("file:///l.js", after, (GENERIC_JS,), (1.0,), grammar="javascript"), cursor=after.index("opts.skip"))
+    assert sorted(after.count("\n", 0, p.start) for p in preds) == [5, 10]
+    rare = GENERIC_JS.replace("opts", "conf").replace("read(conf.path, conf)", "read(path)") \
+        .replace("parse(a, conf)", "parse(a)").replace("return [a, b, conf.size, conf]", "return [a, b]") \
+        .replace("a, conf.path, conf.mode", "a").replace("function load(conf)", "function load(conf, path)")
+    after = rare.replace("  if (!conf) {\n    return null;", "  if (!conf || conf.skip) {\n    return null;")
+    preds = ask(doc("file:///l.js", after, (rare,), (1.0,), grammar="javascript"), cursor=after.index("conf.skip"))
+    assert sorted(after.count("\n", 0, p.start) for p in preds) == [5, 8, 10]  # 'conf' is used at few places

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.support.next_edit import applied, ask, doc
+from mercury_lsp.config import NextEditOptions
+from mercury_lsp.next_edit import NextEditQuery, predict
+from tests.support.next_edit import G, applied, ask, doc
 
 
 def test_a_member_renamed_at_its_uses_is_renamed_where_another_document_declares_it():
@@ -37,3 +39,40 @@ def test_a_document_wide_rename_skips_the_functions_that_bind_the_name_themselve
     after = mid.replace(".expect(200, cb)", ".expect(200, done)", 1)
     preds = ask(doc("file:///test.js", after, (mid, src), (2.0, 1.0), grammar="javascript"))
     assert not [p for p in preds if p.old_text == "cb"]
+
+
+def test_a_repeated_rename_of_a_go_loop_variable_leaves_struct_field_keys_alone():
+    """With the rename search off (NE101), the token rename keeps to the loop's function and skips
+    the struct literal's key of the same name (Go); a Rust ``for`` loop's variable likewise."""
+    src = ("package r\n\ntype R struct{ title string }\n\nfunc build(items []string) (out []R) {\n"
+           "\tfor _, title := range items {\n\t\tout = append(out, R{title: title})\n\t}\n\treturn out\n}\n\n"
+           "func other() R { return R{title: \"x\"} }\n")
+    after = src.replace("for _, title := range", "for _, name := range")
+    off = NextEditOptions(disabled_rules=["NE101"])
+    preds = [p for p in predict(NextEditQuery((doc("file:///r.go", after, (src,), (1.0,), grammar="go"),),
+                                              "file:///r.go", after.index("name"), options=off), None, G).predictions]
+    assert {p.rule for p in preds} == {"NE201"}
+    assert applied(after, preds, "file:///r.go") == after.replace("R{title: title}", "R{title: name}")
+    src = ("struct R { title: String }\n\nfn build(items: Vec<String>) -> Vec<R> {\n    let mut out = vec![];\n"
+           "    for title in items {\n        out.push(R { title: title });\n    }\n    out\n}\n")
+    after = src.replace("for title in items", "for name in items")
+    preds = predict(NextEditQuery((doc("file:///r.rs", after, (src,), (1.0,), grammar="rust"),), "file:///r.rs",
+                                  after.index("name"), options=off), None, G).predictions
+    assert applied(after, preds, "file:///r.rs") == after.replace("R { title: title }", "R { title: name }")
+
+
+def test_a_parameter_renamed_with_its_uses_stays_in_its_function():
+    """One edit renames a parameter and its uses (``def loads(payload)`` -> ``def loads(s)``): the
+    rename is that parameter's, never repeated at another document's ``payload`` (Python,
+    TypeScript); a keyword argument's name there is no variable either."""
+    src = "def loads(payload):\n    return decode(payload)\n"
+    other = "def verify(key):\n    payload = read(key)\n    return check(payload=payload, key=key)\n"
+    after = src.replace("payload", "s")
+    preds = ask(doc("file:///j.py", after, (src,), (1.0,)), doc("file:///v.py", other), cursor=after.index("(s)\n"))
+    assert [p for p in preds if p.uri == "file:///v.py"] == []
+    src = "export function loads(payload: string) {\n  return decode(payload);\n}\n"
+    other = "export function verify(key: string) {\n  payload = read(key);\n  return check(payload, key);\n}\n"
+    after = src.replace("payload", "s")
+    preds = ask(doc("file:///j.ts", after, (src,), (1.0,), grammar="typescript"),
+                doc("file:///v.ts", other, grammar="typescript"), cursor=after.index("(s);"))
+    assert [p for p in preds if p.uri == "file:///v.ts"] == []
