@@ -10,11 +10,19 @@ which no query holds, so no match crosses a file.
 A shard is immutable. It is saved as plain ``.npy`` arrays and opened memory-mapped, so a large
 workspace costs the pages its queries touch, not its size, in the daemon's memory, and a restart
 opens it again in milliseconds (``store`` decides which files go where).
+
+A binary search's probes land far apart, and the kernel maps the cached pages around each fault
+(fault-around: 64 KB), so one query maps most of a shard's ``ids`` into the process: after a few
+hundred queries the daemon's RSS holds the whole index as file pages (RssFile), although none of
+them is the process's own memory. ``release`` unmaps them (``MADV_DONTNEED`` on read-only file
+maps: the page cache keeps the pages and the next touch is a minor fault); the indexer calls it
+when it is idle after queries.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import threading
@@ -94,6 +102,7 @@ class Shard(Corpus):
         self.rev = self.ids[::-1]
         self._narrowed: dict[bytes, Narrowing] = {}
         self._lock = threading.Lock()
+        self._maps: list[mmap.mmap] = []  # the open shard's file maps (``release``)
 
     @property
     def tokens(self) -> int:
@@ -149,13 +158,25 @@ class Shard(Corpus):
             raise ValueError("another shard format")
         files = [FileInfo(**f) for f in meta["files"]]
         # plain arrays over the maps: numpy's memmap subclass costs microseconds per scalar index
-        arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray) for k in ARRAYS}
+        maps = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False) for k in ARRAYS}
+        arrays = {k: m.view(np.ndarray) for k, m in maps.items()}
         n = len(arrays["ids"])
         if (len(arrays["sa"]) != n or len(arrays["starts"]) != n or len(arrays["file_tok"]) != len(files) + 1
                 or len(arrays["file_byte"]) != len(files) + 1 or int(arrays["file_tok"][-1]) != n
                 or int(arrays["file_byte"][-1]) != len(arrays["blob"])):
             raise ValueError("inconsistent shard arrays")
-        return cls(arrays, files, folder.name)
+        shard = cls(arrays, files, folder.name)
+        shard._maps = [m for m in (getattr(a, "_mmap", None) for a in maps.values()) if m is not None]
+        return shard
+
+    def release(self) -> None:
+        """Unmap the file pages queries touched (see the module's doc); a built, unsaved shard
+        has none."""
+        for m in self._maps:
+            try:
+                m.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):  # closed, or a platform without madvise
+                pass
 
     # ------------------------------------------------------------------ search
     def _token(self, i: int, k: int) -> int:
