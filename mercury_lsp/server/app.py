@@ -71,8 +71,6 @@ class MercuryServer(LanguageServer):
         self.docs = DocumentStore(grammar_for)
         self.docs.syntax_max_bytes = base.syntax_max_bytes
         self.memory_host = MemoryHost(self)
-        # Roots a memory may read (None: the workspace folders on stdio, none on a shared daemon).
-        self.allowed_roots: list[Path] | None = None
         self.completions = CompletionService(engine, self.docs, grammars, lambda: self.current,
                                              lambda: self.memory_host.memory)
         workspace_files = WorkspaceFiles()
