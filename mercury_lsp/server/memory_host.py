@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcException
 
 from mercury_lsp.memory import Memory, MemoryOptions
 from mercury_lsp.memory.indexer import BuildSummary
+from mercury_lsp.refactor.workspace import workspace_roots
 
 if TYPE_CHECKING:
     from mercury_lsp.server.app import MercuryServer
@@ -32,10 +33,9 @@ PROGRESS_CREATE_TIMEOUT_S = 10.0  # a client that never accepts the token does n
 
 
 def memory_roots(server: MercuryServer) -> list[Path]:
-    """The workspace folders the memory indexes: those this connection may read
-    (``MercuryServer.readable_roots``: over stdio the editor's folders, on a shared daemon only
-    under its ``--root`` directories, none without)."""
-    return [Path(p).resolve() for p in server.readable_roots()]
+    folders = [p.resolve() for p in workspace_roots(server.workspace)]
+    allowed = server.allowed_roots  # over stdio the workspace folders; a shared daemon its --root ones
+    return [f for f in folders if allowed.contains(f)]
 
 
 class MemoryHost:
