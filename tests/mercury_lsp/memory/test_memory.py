@@ -274,3 +274,14 @@ def test_touched_shard_pages_are_unmapped_when_the_indexer_is_idle(ws):
     assert mapped_kb() < 64
     assert texts(mem, "def g(x):\n    return x * 2999\n\ndef f_1_7(x):\n    return ", "file:///x.py")  # pages come back
     mem.close()
+
+
+def test_a_spent_search_budget_answers_from_what_was_read(ws, monkeypatch):
+    mem = built(ws)
+    doc = "def other(path):\n    with open(path) as fh:\n        return "
+    assert texts(mem, doc, "file:///x.py") == ["parse_config(fh.read(), strict=True)"]
+    monkeypatch.setattr("mercury_lsp.memory.service.SEARCH_BUDGET_S", 0.0)  # a machine far too slow
+    assert texts(mem, doc, "file:///x.py") == []  # the files on disk were not reached
+    echo = doc + "parse_it(fh)\n\ndef again(path):\n    with open(path) as fh:\n        return "
+    assert texts(mem, echo, "file:///x.py") == ["parse_it(fh)"]  # the document always is
+    mem.close()
