@@ -75,13 +75,11 @@ def similar(query: Query, corpora: list[tuple[Corpus, np.ndarray | None]], limit
     words = _words_near(query)
     best: list[tuple[float, Corpus, int]] = []
     for corpus, live in corpora:
-        scores = bm25(corpus.post_ids, corpus.post_chunks, corpus.chunk_words, words)
-        if live is not None and len(scores):
-            scores = np.where(live[corpus.chunk_file], scores, 0.0)
-        if not len(scores):
-            continue
+        chunks, scores = bm25(corpus.post_ids, corpus.post_chunks, corpus.chunk_words, words)
+        if live is not None and len(chunks):
+            scores = np.where(live[corpus.chunk_file[chunks]], scores, 0.0)
         top = np.argsort(-scores)[:limit]
-        best += [(float(scores[c]), corpus, int(c)) for c in top if scores[c] > 0]
+        best += [(float(scores[i]), corpus, int(chunks[i])) for i in top if scores[i] > 0]
     best.sort(key=lambda t: -t[0])
     out = []
     for score, corpus, c in best[:limit]:
