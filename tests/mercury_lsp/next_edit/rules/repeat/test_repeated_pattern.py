@@ -207,3 +207,34 @@ def test_a_lead_reaching_back_to_a_name_stays_on_its_line():
     assert rule.lead == ("y", "=", "(", "1", "+", "2")
     rule, = rules_from_edit("f(x)\n(1 + 2)\n", "f(x)\n(1 + 2, 3)\n")
     assert rule.lead == ("1", "+", "2")  # no name on its line: the three tokens before it
+
+
+def test_a_sentence_rewritten_in_a_comment_is_not_repeated_in_other_comments_go():
+    """``applied to the Router.`` -> ``applied to the Route. Route middleware run after...``: that
+    comment's own sentence; the other comments ending the same way are left (a word is still
+    repeated: ``Router`` -> ``Mux`` in prose follows)."""
+    src = ("package mux\n\n// Use appends a middleware, applied to the Router.\nfunc (r *Router) Use() {}\n\n"
+           "// use appends an interface, applied to the Router.\nfunc (r *Router) use() {}\n")
+    after = src.replace("// Use appends a middleware, applied to the Router.",
+                        "// Use appends a middleware, applied to the Route. Route middleware run after the Router's.", 1)
+    preds = ask(doc("file:///m.go", after, (src,), (1.0,), grammar="go"))
+    assert not [p for p in preds if p.rule in ("NE204", "NE205")]
+
+
+def test_a_sentence_rewritten_in_a_comment_is_not_repeated_python_but_a_word_is():
+    src = "# the first queue, flushed by the worker.\nA = 1\n# the second queue, flushed by the worker.\nB = 2\n"
+    rewritten = src.replace("flushed by the worker.", "flushed by the worker once the lock is taken.", 1)
+    assert not [p for p in ask(doc("file:///q.py", rewritten, (src,), (1.0,))) if p.rule in ("NE204", "NE205")]
+    one_word = src.replace("flushed by the worker.", "drained by the worker.", 1)
+    preds = ask(doc("file:///q.py", one_word, (src,), (1.0,)))
+    assert applied(one_word, preds, "file:///q.py") == src.replace("flushed", "drained")
+
+
+def test_code_written_into_a_string_still_repeats_javascript():
+    """``'option encode is invalid'`` -> ``'option encode is invalid: ' + enc``: code's punctuation
+    in the new text — no sentence of prose — so the other messages of the same shape follow."""
+    src = ("function a(enc) {\n  if (!enc) throw new TypeError('option encode is invalid');\n}\n"
+           "function b(enc) {\n  if (!enc) throw new TypeError('argument name is invalid');\n}\n")
+    after = src.replace("'option encode is invalid'", "'option encode is invalid: ' + enc")
+    preds = [p for p in ask(doc("file:///i.js", after, (src,), (1.0,), grammar="javascript")) if p.rule == "NE204"]
+    assert [after[:p.start].count("\n") for p in preds] == [4]
