@@ -14,8 +14,11 @@ made):
 
 * **cold build** — a ``Memory`` with no saved index: from ``start()`` to the end of the first
   build (listing, reading, tokenizing, suffix arrays, saving);
-* **RSS** — VmRSS after the build, and after the queries (the pages of the memory-mapped shards
-  that queries touched are counted there);
+* **RSS** — VmRSS after the build, and after the queries, with its parts: RssAnon (the heap)
+  and RssFile (the pages of the memory-mapped shards that queries touched, which the kernel can
+  drop and read again);
+* **after idle** — VmRSS and RssFile once the indexer's next idle pass has run (it unmaps the
+  shard pages the queries touched: ``Shard.release``);
 * **warm start** — a second process opening the saved index (``stat`` of every file, nothing
   read);
 * **queries** — ``Memory.candidates`` at random token boundaries of random files (the file
@@ -41,6 +44,7 @@ RESULTS = REPO_ROOT / "benchmarks" / "results"
 SIZES = (1000, 10_000, 50_000)
 QUERIES = 300
 SEED = 0
+SETTLE_S = 60.0  # the longest wait for the indexer's idle pass after the queries
 
 
 def sources() -> list[Path]:
@@ -99,9 +103,12 @@ def walk(top: Path):
                 yield p
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """A line of /proc/self/status in MB: VmRSS, or its parts RssAnon (the heap: what the memory
+    holds) and RssFile (pages of mapped files: the shards' pages that queries touched, which the
+    kernel can drop and read again)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -148,13 +155,18 @@ def child(root: Path, cache: Path, queries: int) -> dict:
         mem.retrieve(ctx)
         ret.append((time.perf_counter() - t1) * 1000)
     after_queries = rss_mb()
+    anon, mapped = rss_mb("RssAnon"), rss_mb("RssFile")
+    mem.settle(SETTLE_S)  # the indexer's next idle pass unmaps the shard pages queries touched
+    idle, idle_mapped = rss_mb(), rss_mb("RssFile")
     stats = mem.stats()
     mem.close()
     s = summaries[0]
     return {"files": stats["files"], "megabytes_text": stats["megabytes"], "shards": stats["shards"],
             "read": s.read, "build_s": round(build_s, 2), "baseline_mb": round(baseline, 1),
             "rss_after_build_mb": round(after_build, 1), "rss_after_queries_mb": round(after_queries, 1),
-            "memory_mb": round(after_queries - baseline, 1),
+            "memory_mb": round(after_queries - baseline, 1), "rss_anon_mb": round(anon, 1),
+            "rss_file_mb": round(mapped, 1), "rss_after_idle_mb": round(idle, 1),
+            "rss_file_after_idle_mb": round(idle_mapped, 1),
             "query_p50_ms": round(percentile(lat, 0.5), 2), "query_p95_ms": round(percentile(lat, 0.95), 2),
             "query_max_ms": round(max(lat, default=0), 2), "retrieve_p50_ms": round(percentile(ret, 0.5), 2),
             "retrieve_p95_ms": round(percentile(ret, 0.95), 2), "queries": len(lat)}
@@ -197,18 +209,20 @@ def main(argv: list[str] | None = None) -> int:
               f"{cold['memory_mb']:.0f} MB (RSS {cold['rss_after_queries_mb']:.0f}), disk {rows[-1]['disk_mb']:.0f} MB, "
               f"query p50/p95 {cold['query_p50_ms']:.1f}/{cold['query_p95_ms']:.1f} ms", file=sys.stderr, flush=True)
     load.append(os.getloadavg()[0])
-    head = f"{'files':>8}{'text MB':>9}{'cold s':>8}{'warm s':>8}{'mem MB':>8}{'RSS MB':>8}{'disk MB':>9}" \
-           f"{'q p50':>8}{'q p95':>8}{'ret p95':>9}"
+    head = f"{'files':>8}{'text MB':>9}{'cold s':>8}{'warm s':>8}{'mem MB':>8}{'RSS MB':>8}{'anon MB':>9}" \
+           f"{'file MB':>9}{'idle MB':>9}{'disk MB':>9}{'q p50':>8}{'q p95':>8}{'ret p95':>9}"
     print(head)
     print("-" * len(head))
     for r in rows:
         print(f"{r['files']:>8}{r['megabytes_text']:>9.1f}{r['build_s']:>8.1f}{r['warm_start_s']:>8.2f}"
-              f"{r['memory_mb']:>8.0f}{r['rss_after_queries_mb']:>8.0f}{r['disk_mb']:>9.0f}"
+              f"{r['memory_mb']:>8.0f}{r['rss_after_queries_mb']:>8.0f}{r['rss_anon_mb']:>9.0f}{r['rss_file_mb']:>9.0f}"
+              f"{r['rss_after_idle_mb']:>9.0f}{r['disk_mb']:>9.0f}"
               f"{r['query_p50_ms']:>8.1f}{r['query_p95_ms']:>8.1f}{r['retrieve_p95_ms']:>9.1f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"benchmark": "memory_scale", "load_avg": load, "cpus": os.cpu_count(),
                                     "rows": rows}, indent=1) + "\n")
     print(json.dumps({"memory_scale": {str(r["size"]): {"build_s": r["build_s"], "memory_mb": r["memory_mb"],
+                                                        "rss_after_idle_mb": r["rss_after_idle_mb"],
                                                         "query_p95_ms": r["query_p95_ms"]} for r in rows}}))
     return 0
 

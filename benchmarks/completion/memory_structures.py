@@ -196,9 +196,9 @@ def retrieval(cases_dir: Path) -> dict:
             t = tokenize(data)
             qwords = np.unique(t.ids[word_mask(np.frombuffer(data, np.uint8), t.starts)])
             t1 = time.perf_counter()
-            s = bm25(post_ids, post_chunks, chunk_words, qwords)
-            s[own_chunks.get(own, [])] = 0
-            top = list(np.argsort(-s)[:TOP_CHUNKS])
+            hit, sc = bm25(post_ids, post_chunks, chunk_words, qwords)
+            sc[np.isin(hit, own_chunks.get(own, []))] = 0
+            top = [int(hit[i]) for i in np.argsort(-sc)[:TOP_CHUNKS]]
             times["bm25"].append((time.perf_counter() - t1) * 1000)
             hits["bm25"] += any(whole in texts[i] for i in top)
             terms = " OR ".join(f'"{w}"' for w in sorted(set(NAME.findall(context)))[:200])

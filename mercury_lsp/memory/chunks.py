@@ -51,23 +51,26 @@ def chunk_arrays(ids: np.ndarray, starts: np.ndarray, blob: np.ndarray, file_tok
             "post_chunks": low.astype(np.uint32)}
 
 
-def bm25(post_ids: np.ndarray, post_chunks: np.ndarray, chunk_words: np.ndarray, words: np.ndarray) -> np.ndarray:
-    """BM25 of every chunk against the distinct word ids ``words`` (each posting counts once)."""
+def bm25(post_ids: np.ndarray, post_chunks: np.ndarray, chunk_words: np.ndarray,
+         words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BM25 of the chunks holding any of the distinct word ids ``words`` (each posting counts
+    once): (chunk ids, scores). Only those chunks are touched, so a query costs its postings,
+    not the shard's size."""
     n_chunks = len(chunk_words)
+    none = (np.zeros(0, np.int64), np.zeros(0, np.float64))
     if not n_chunks or not len(words):
-        return np.zeros(n_chunks, np.float64)
+        return none
     lo = np.searchsorted(post_ids, words, side="left")
     hi = np.searchsorted(post_ids, words, side="right")
     df = hi - lo
     keep = (df > 0) & (df <= max(1, MAX_DF_SHARE * n_chunks))
     if not keep.any():
-        return np.zeros(n_chunks, np.float64)
+        return none
     idf = np.log1p((n_chunks - df[keep] + 0.5) / (df[keep] + 0.5))
-    spans = [np.arange(a, b) for a, b in zip(lo[keep], hi[keep], strict=True)]
-    at = np.concatenate(spans)
-    weight = np.repeat(idf, df[keep])
-    avg = max(1.0, float(chunk_words.mean()))
-    norm = BM25_K1 * (1 - BM25_B + BM25_B * chunk_words / avg)
-    tf = (BM25_K1 + 1) / (1 + norm)  # one occurrence per (word, chunk)
-    scores = np.bincount(post_chunks[at].astype(np.int64), weights=weight, minlength=n_chunks)
-    return scores * tf
+    at = np.concatenate([np.arange(a, b) for a, b in zip(lo[keep], hi[keep], strict=True)])
+    chunks, where = np.unique(post_chunks[at].astype(np.int64), return_inverse=True)
+    scores = np.bincount(where, weights=np.repeat(idf, df[keep]), minlength=len(chunks))
+    lengths = chunk_words[chunks]
+    avg = max(1.0, float(np.mean(lengths)))  # the hit chunks' mean length stands for the shard's
+    tf = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * lengths / avg))  # one occurrence per chunk
+    return chunks, scores * tf

@@ -114,6 +114,7 @@ class Indexer:
             try:
                 for mem in self.memories:
                     self._update(mem)
+                    mem.release()  # the pages the last queries mapped: RSS is the heap, not the index
             except Exception as exc:
                 log.error("memory: an update failed (%s: %s)", type(exc).__name__, exc)
             with self._passed:

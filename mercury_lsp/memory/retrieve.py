@@ -75,13 +75,11 @@ def similar(query: Query, corpora: list[tuple[Corpus, np.ndarray | None]], limit
     words = _words_near(query)
     best: list[tuple[float, Corpus, int]] = []
     for corpus, live in corpora:
-        scores = bm25(corpus.post_ids, corpus.post_chunks, corpus.chunk_words, words)
-        if live is not None and len(scores):
-            scores = np.where(live[corpus.chunk_file], scores, 0.0)
-        if not len(scores):
-            continue
+        chunks, scores = bm25(corpus.post_ids, corpus.post_chunks, corpus.chunk_words, words)
+        if live is not None and len(chunks):
+            scores = np.where(live[corpus.chunk_file[chunks]], scores, 0.0)
         top = np.argsort(-scores)[:limit]
-        best += [(float(scores[c]), corpus, int(c)) for c in top if scores[c] > 0]
+        best += [(float(scores[i]), corpus, int(chunks[i])) for i in top if scores[i] > 0]
     best.sort(key=lambda t: -t[0])
     out = []
     for score, corpus, c in best[:limit]:
@@ -125,12 +123,20 @@ def definitions(query: Query, corpora: list[tuple[Corpus, np.ndarray | None]], l
     for name in names_near(query):
         if len(out) >= limit:
             break
-        found = _definition(corpora, token_id(name))
+        found = definition_of(corpora, name, token_id(name))
         if found is not None:
-            corpus, e = found
-            out.append(Chunk(corpus.files[int(corpus.file_of(np.array([e - 1]))[0])].path,
-                             _signature(corpus, e), 1.0, "definition", name))
+            out.append(found)
     return out
+
+
+def definition_of(corpora: list[tuple[Corpus, np.ndarray | None]], name: str, name_id: int) -> Chunk | None:
+    """The signature of ``name`` where it is first defined in ``corpora`` (``_definition``)."""
+    found = _definition(corpora, name_id)
+    if found is None:
+        return None
+    corpus, e = found
+    return Chunk(corpus.files[int(corpus.file_of(np.array([e - 1]))[0])].path, _signature(corpus, e), 1.0,
+                 "definition", name)
 
 
 def _definition(corpora: list[tuple[Corpus, np.ndarray | None]], name_id: int) -> tuple[Corpus, int] | None:

@@ -65,19 +65,31 @@ class Loose(Corpus):
             lengths[alive] += 1
         return ends, lengths
 
-    def matches(self, q: np.ndarray, levels: list[int], per_level: int, live: np.ndarray | None = None,
+    def sizes(self, q: np.ndarray, levels: list[int], live: np.ndarray | None = None,
+              skip_end: int | None = None) -> list[int]:
+        """Places new at each level (as ``Shard.sizes``)."""
+        _, lengths = self.lcps(q, skip_end)
+        out, upper = [], None
+        for length in levels:
+            at = lengths >= length
+            out.append(int((at if upper is None else at & (lengths < upper)).sum()))
+            upper = length
+        return out
+
+    def matches(self, q: np.ndarray, levels: list[int], per_level: int | list[int], live: np.ndarray | None = None,
                 skip_end: int | None = None) -> Matches:
-        """As ``Shard.matches``: up to ``per_level`` new places per level (nearest the match's
-        own order: the document's order), with their match lengths."""
+        """As ``Shard.matches``: up to ``per_level`` (or ``per_level[k]``) new places per level
+        (nearest the match's own order: the document's order), with their match lengths."""
+        quotas = per_level if isinstance(per_level, list) else [per_level] * len(levels)
         ends, lengths = self.lcps(q, skip_end)
         out_e, out_l, ranges = [], [], []
         upper = None
-        for length in levels:
+        for length, quota in zip(levels, quotas, strict=True):
             at = lengths >= length
             ranges.append(LevelRange(length, int(at.sum())))
             fresh = np.flatnonzero(at if upper is None else at & (lengths < upper))
-            if len(fresh) > per_level:
-                fresh = fresh[np.linspace(0, len(fresh) - 1, per_level).astype(np.int64)]
+            if len(fresh) > quota:
+                fresh = fresh[np.linspace(0, len(fresh) - 1, quota).astype(np.int64)] if quota else fresh[:0]
             out_e.append(ends[fresh])
             out_l.append(lengths[fresh])
             upper = length

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from mercury_lsp.memory.candidates import Candidate, gather
 from mercury_lsp.memory.corpus import FileInfo
 from mercury_lsp.memory.indexer import BuildSummary, Indexer, Limits, Progress
 from mercury_lsp.memory.query import Context, build_query
-from mercury_lsp.memory.retrieve import Chunk, definitions, similar
+from mercury_lsp.memory.retrieve import Chunk, definition_of, definitions, similar
 from mercury_lsp.memory.scan import Loose
 from mercury_lsp.memory.shard import Shard
 from mercury_lsp.memory.sources import Exclude, inside, is_test_path
@@ -43,7 +45,10 @@ FOLDER_FORMAT = "1"  # part of a root's folder name: a new layout starts in a ne
 OPEN_CACHE = 32  # tokenized open documents kept (by URI and version)
 MIN_LEVEL = 2  # a context of one token ("(", "=") says too little to suggest from
 LEVEL_RATIO = 0.6  # each back-off level keeps this share of the previous level's tokens
-PER_LEVEL = 16  # places looked at per level and corpus (evenly spread): 48 found no more right lines on dev
+# Time a request's candidate search may take before it answers from the corpora it has read: the
+# memory's part of the 100 ms completion p95 (issue #24), with room for the ranker and the guard.
+SEARCH_BUDGET_S = 0.05
+PER_LEVEL = 16  # places looked at per level (shared out by corpus, evenly spread): 48 found no more right lines on dev
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,17 @@ def levels_for(longest: int, line_tokens: int) -> list[int]:
     return sorted((x for x in out if x >= MIN_LEVEL), reverse=True)
 
 
+def shares(budget: int, sizes: list[list[int]]) -> list[list[int]]:
+    """Each corpus's part of ``budget`` places per level, by the places it has there (every one
+    that has some gets at least one): the work of a request is bounded by the levels, not by how
+    many shards the workspace fills."""
+    if not sizes:
+        return []
+    totals = [sum(col) for col in zip(*sizes, strict=True)]
+    return [[min(n, max(1, math.ceil(budget * n / t))) if n else 0 for n, t in zip(row, totals, strict=True)]
+            for row in sizes]
+
+
 class Memory:
     def __init__(self, roots: Sequence[Path], options: MemoryOptions = MemoryOptions(), *,
                  exclude: Exclude | None = None, on_progress: Progress | None = None,
@@ -128,6 +144,11 @@ class Memory:
 
     def close(self) -> None:
         self.indexer.stop()
+
+    @property
+    def ready(self) -> bool:
+        """The first build finished (until then only the open documents answer)."""
+        return self.indexer.built.is_set()
 
     def wait_built(self, timeout: float | None = None) -> bool:
         return self.indexer.built.wait(timeout)
@@ -183,7 +204,7 @@ class Memory:
                 corpora.append((self._loose_open(d), None, "open", None))
         for store in self.stores:
             view = store.view()
-            hidden = [view.paths[p] for p in open_paths if p in view.paths]
+            hidden = store.locate(open_paths)
             for shard, live in view.shards:
                 mask = live
                 for name, index in hidden:
@@ -201,12 +222,12 @@ class Memory:
         query = build_query(ctx)
         if query.empty:
             return []
-        corpora = self._corpora(ctx, query, open_docs)
-        longest = max(corpus.longest(query.q, live, skip) for corpus, live, _, skip in corpora)
+        deadline = time.monotonic() + SEARCH_BUDGET_S
+        corpora, longest = self._reached(self._corpora(ctx, query, open_docs), query.q, deadline)
         out = self._search(query, query.q, longest, corpora, None) if longest >= MIN_LEVEL else []
         # When the match does not reach back to the line's start, the word where it stops (or the
         # last word typed) may be a new name: any word stands for it.
-        if longest <= query.line_tokens:
+        if longest <= query.line_tokens and time.monotonic() < deadline:
             for j in sorted({0, longest} if longest < query.line_tokens else {0}):
                 if not query.word_at(j):
                     continue
@@ -217,10 +238,27 @@ class Memory:
                     out += self._search(query, q, wide, moved, j)
         return out
 
+    @staticmethod
+    def _reached(corpora, q: np.ndarray, deadline: float) -> tuple[list, int]:
+        """The corpora searched before ``deadline`` (the documents always, then the files on
+        disk in turn) and the longest match among them: past the budget a request answers from
+        what it has read, never waits for the rest of a large workspace."""
+        out, longest = [], 0
+        for c in corpora:
+            if c[2] == "disk" and out and time.monotonic() >= deadline:
+                log.debug("memory: search budget spent after %d of %d corpora", len(out), len(corpora))
+                break
+            longest = max(longest, c[0].longest(q, c[1], c[3]))
+            out.append(c)
+        return out, longest
+
     def _search(self, query, q: np.ndarray, longest: int, corpora, wildcard: int | None) -> list[Candidate]:
         levels = levels_for(longest, query.line_tokens - (0 if wildcard is None else wildcard + 1))
-        found = [(corpus, corpus.matches(q, levels, PER_LEVEL, live, skip), kind)
-                 for corpus, live, kind, skip in corpora]
+        disk = [i for i, c in enumerate(corpora) if c[2] == "disk"]
+        shared = iter(shares(PER_LEVEL, [corpora[i][0].sizes(q, levels, corpora[i][1], corpora[i][3]) for i in disk]))
+        quotas = [next(shared) if c[2] == "disk" else PER_LEVEL for c in corpora]  # documents: their own
+        found = [(corpus, corpus.matches(q, levels, quota, live, skip), kind)
+                 for (corpus, live, kind, skip), quota in zip(corpora, quotas, strict=True)]
         return gather(query, found, levels, wildcard)
 
     def retrieve(self, ctx: Context, open_docs: Sequence[OpenDoc] = (), chunks: int = 2,
@@ -235,6 +273,18 @@ class Memory:
         others = [(c, live) for c, live, kind, _ in corpora if kind != "document"]
         found = definitions(query, everywhere, defs) if defs else []
         return found + (similar(query, others, chunks) if chunks else [])
+
+    def definition(self, name: str, open_docs: Sequence[OpenDoc] = ()) -> Chunk | None:
+        """Where ``name`` (one word) is defined — the first place a definition keyword precedes
+        it, in the open documents, then the files on disk — and its signature; None when nowhere."""
+        t = tokenize(name.encode("utf-8"))
+        if len(t) != 1:
+            return None
+        corpora: list = [(self._loose_open(d), None) for d in open_docs]
+        for store in self.stores:
+            view = store.view()
+            corpora += list(view.shards) + [(x, None) for x in view.loose]
+        return definition_of(corpora, name, int(t.ids[0]))
 
     def knows(self, names: set[str], open_docs: Sequence[OpenDoc] = ()) -> set[str]:
         """Which of ``names`` (single words) occur in a live file or an open document."""

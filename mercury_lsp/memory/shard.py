@@ -10,11 +10,19 @@ which no query holds, so no match crosses a file.
 A shard is immutable. It is saved as plain ``.npy`` arrays and opened memory-mapped, so a large
 workspace costs the pages its queries touch, not its size, in the daemon's memory, and a restart
 opens it again in milliseconds (``store`` decides which files go where).
+
+A binary search's probes land far apart, and the kernel maps the cached pages around each fault
+(fault-around: 64 KB), so one query maps most of a shard's ``ids`` into the process: after a few
+hundred queries the daemon's RSS holds the whole index as file pages (RssFile), although none of
+them is the process's own memory. ``release`` unmaps them (``MADV_DONTNEED`` on read-only file
+maps: the page cache keeps the pages and the next touch is a minor fault); the indexer calls it
+when it is idle after queries.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import threading
@@ -94,6 +102,7 @@ class Shard(Corpus):
         self.rev = self.ids[::-1]
         self._narrowed: dict[bytes, Narrowing] = {}
         self._lock = threading.Lock()
+        self._maps: list[mmap.mmap] = []  # the open shard's file maps (``release``)
 
     @property
     def tokens(self) -> int:
@@ -149,13 +158,25 @@ class Shard(Corpus):
             raise ValueError("another shard format")
         files = [FileInfo(**f) for f in meta["files"]]
         # plain arrays over the maps: numpy's memmap subclass costs microseconds per scalar index
-        arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray) for k in ARRAYS}
+        maps = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False) for k in ARRAYS}
+        arrays = {k: m.view(np.ndarray) for k, m in maps.items()}
         n = len(arrays["ids"])
         if (len(arrays["sa"]) != n or len(arrays["starts"]) != n or len(arrays["file_tok"]) != len(files) + 1
                 or len(arrays["file_byte"]) != len(files) + 1 or int(arrays["file_tok"][-1]) != n
                 or int(arrays["file_byte"][-1]) != len(arrays["blob"])):
             raise ValueError("inconsistent shard arrays")
-        return cls(arrays, files, folder.name)
+        shard = cls(arrays, files, folder.name)
+        shard._maps = [m for m in (getattr(a, "_mmap", None) for a in maps.values()) if m is not None]
+        return shard
+
+    def release(self) -> None:
+        """Unmap the file pages queries touched (see the module's doc); a built, unsaved shard
+        has none."""
+        for m in self._maps:
+            try:
+                m.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):  # closed, or a platform without madvise
+                pass
 
     # ------------------------------------------------------------------ search
     def _token(self, i: int, k: int) -> int:
@@ -237,12 +258,30 @@ class Shard(Corpus):
             return nar.ranges[length - 1]
         return (0, 0)
 
-    def matches(self, q: np.ndarray, levels: list[int], per_level: int, live: np.ndarray | None = None,
+    def sizes(self, q: np.ndarray, levels: list[int], live: np.ndarray | None = None,
+              skip_end: int | None = None) -> list[int]:
+        """Places new at each level (dead files included): what a request's sampling budget is
+        shared out by."""
+        nar = self._narrow(q)
+        out, prev = [], 0
+        for length in levels:
+            if length > len(nar.ranges):
+                size = int((nar.tail_lcps >= length).sum())
+            else:
+                lo, hi = self._range(nar, length)
+                size = hi - lo
+            out.append(max(0, size - prev))
+            prev = max(prev, size)
+        return out
+
+    def matches(self, q: np.ndarray, levels: list[int], per_level: int | list[int], live: np.ndarray | None = None,
                 skip_end: int | None = None) -> Matches:
         """The places sharing ``levels[k]`` tokens with the reversed query ``q`` (levels longest
-        first): up to ``per_level`` new ones per level, spread evenly over the level's range,
-        each with its exact match length. Places in files that are not ``live`` are left out,
-        and a level's count is its range's size times the live share of what was looked at."""
+        first): up to ``per_level`` (or ``per_level[k]``) new ones per level, spread evenly over
+        the level's range, each with its exact match length. Places in files that are not
+        ``live`` are left out, and a level's count is its range's size times the live share of
+        what was looked at."""
+        quotas = per_level if isinstance(per_level, list) else [per_level] * len(levels)
         nar = self._narrow(q)
         n = len(self.sa)
         ends: list[np.ndarray] = []
@@ -250,7 +289,7 @@ class Shard(Corpus):
         ranges: list[LevelRange] = []
         seen_lo = seen_hi = None
         taken = np.zeros(0, np.int64)
-        for length in levels:
+        for length, quota in zip(levels, quotas, strict=True):
             if length > len(nar.ranges):  # deeper than the narrowing went: the small tail's
                 pick = nar.tail[(nar.tail_lcps >= length) & ~_member(nar.tail, taken)]
                 pick = pick[self._live(pick, live)]
@@ -265,8 +304,8 @@ class Shard(Corpus):
             else:
                 fresh = np.concatenate((np.arange(lo, seen_lo), np.arange(seen_hi, hi)))
             total = len(fresh)
-            if total > per_level:
-                fresh = fresh[np.linspace(0, total - 1, per_level).astype(np.int64)]
+            if total > quota:
+                fresh = fresh[np.linspace(0, total - 1, quota).astype(np.int64)] if quota else fresh[:0]
             fresh_p = self.sa[fresh].astype(np.int64) if len(fresh) else np.zeros(0, np.int64)
             if len(taken):  # the tail's places taken at a deeper level
                 fresh_p = fresh_p[~_member(fresh_p, taken)]

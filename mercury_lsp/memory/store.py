@@ -63,7 +63,6 @@ class Located:
 class View:
     shards: tuple[tuple[Shard, np.ndarray], ...]  # with each file's live flag
     loose: tuple[Loose, ...]
-    paths: dict[str, tuple[str | None, int]]  # path -> (shard name or None, index)
 
 
 class RootMemory:
@@ -78,15 +77,32 @@ class RootMemory:
         self.pending: set[str] = set()
         self.text_bytes = 0  # live text indexed
         self._view: View | None = None
+        self._read = False  # a view was taken since the last ``release``
 
     # ------------------------------------------------------------------ readers
     def view(self) -> View:
         with self._lock:
+            self._read = True
             if self._view is None:
-                self._view = View(tuple((s, self.live[n]) for n, s in self.shards.items()),
-                                  tuple(self.loose.values()),
-                                  {p: (loc.shard, loc.index) for p, loc in self.where.items()})
+                self._view = View(tuple((s, self.live[n]) for n, s in self.shards.items()), tuple(self.loose.values()))
             return self._view
+
+    def locate(self, paths: set[str]) -> list[tuple[str | None, int]]:
+        """(shard name or None, index) of those of ``paths`` that are indexed."""
+        with self._lock:
+            return [(loc.shard, loc.index) for p in paths if (loc := self.where.get(p)) is not None]
+
+    def release(self) -> bool:
+        """Unmap the shards' file pages that queries touched since the last call (``Shard.release``);
+        False when nothing was read since."""
+        with self._lock:
+            if not self._read:
+                return False
+            self._read = False
+            shards = list(self.shards.values())
+        for shard in shards:
+            shard.release()
+        return True
 
     def _changed_view(self) -> None:
         self._view = None

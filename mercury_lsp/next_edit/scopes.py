@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from mercury_lsp.next_edit.query import DocState
-from mercury_lsp.next_edit.text import TOKEN, diff_region, line_bounds
+from mercury_lsp.next_edit.text import IMPORT_LINE, TOKEN, diff_region, line_bounds
 from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is
 
 # Node types (any grammar) that open a function scope.
@@ -199,3 +199,14 @@ def redeclared(home: ParsedDoc, name: str, skip: int) -> bool:
         return _word_before(text, at) in DECLARING_KEYWORDS and scope_of(home, at) == scope  # not a nested function's
 
     return any(declares(m.start()) for m in word.finditer(text, lo, hi) if m.start() != skip)
+
+
+def both_imported(home: DocState, old: str, new: str) -> bool:
+    """``old`` and ``new`` were both brought by the document's import lines before the recent edits
+    (``use core::fmt::{self, Debug, Display};``): an occurrence of one switched to the other is
+    the user choosing the other import there, not renaming it — renaming would rewrite the import
+    line to a duplicate and every other use of the first. (``fresh_name`` reads only the function
+    around a rename: the module's imports are outside it.)"""
+    oldest = home.history[-1] if home.history else home.text
+    imports = "\n".join(line for line in oldest.split("\n") if IMPORT_LINE.match(line))
+    return word_in(old, imports) and word_in(new, imports)

@@ -30,6 +30,7 @@ from mercury_lsp.next_edit.exports import Reach, reach
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery, Note
 from mercury_lsp.next_edit.scopes import (
     binds,
+    both_imported,
     declared_elsewhere,
     distinctive,
     fresh_name,
@@ -203,6 +204,8 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc, grammars: Gramma
             continue
         if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start):
             continue  # both still declared: the user switched to a variable they declared, no rename
+        if both_imported(home.doc, old, new):
+            continue  # a switch between two names the module imports (Display::fmt -> Debug::fmt)
         if redeclared(home, old, start):
             continue  # the old name declared anew: its uses are that declaration's
         got = _sites(parsed, home, start, old, new, grammars)
@@ -217,7 +220,7 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc, grammars: Gramma
         if not (binds(home, start, new) or fresh_name(new, home.doc, scope_of(home, start))):
             continue
         if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start) \
-                or redeclared(home, old, start):
+                or redeclared(home, old, start) or both_imported(home.doc, old, new):
             continue
         got = _sites(parsed, home, start, old, new, grammars)
         if got is None:

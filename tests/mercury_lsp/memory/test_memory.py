@@ -1,13 +1,16 @@
 """The repository memory end to end on a real folder: continuations from other files, an open
 document always overriding its file on disk, changes on disk, a warm restart from the saved
 index, and bad input (corrupt or foreign saved index, no writable cache, excluded files,
-symbolic link loops, binary/huge/generated files, a cap on files, files changing while read)."""
+symbolic link loops, unreadable, binary, huge and generated files, a cap on files and a listing that
+stops there, files changing while read, a damaged shard, a failing build) and the shard pages
+unmapped when idle."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mercury_lsp.memory import sources
@@ -184,4 +187,101 @@ def test_a_block_span_gets_the_body_a_like_header_opens_there(ws):
     bodies = [c.text for c in mem.candidates(ctx)]
     assert "\n      self.session.close()\n      self.closed = True" in bodies  # under this header, as deep as there
     assert not [c for c in mem.candidates(Context(ctx.uri, doc, len(doc), "python")) if c.text.startswith("\n")]
+    mem.close()
+
+
+def test_the_listing_stops_at_the_cap_however_large_the_workspace(ws, monkeypatch):
+    # a workspace of 500k files, simulated: the listing is drawn from lazily and no further than
+    # the cap, so its cost is the cap's, not the workspace's
+    write(ws, {f"m{i}.py": f"value_{i} = {i}\n" for i in range(40)})
+    real, drawn = sources._walk_paths, []
+
+    def counting(top):
+        for p in real(top):
+            drawn.append(p)
+            yield p
+
+    monkeypatch.setattr(sources, "_walk_paths", counting)
+    listing = sources.list_sources([ws], None, 5)
+    assert listing.capped and len(listing.files) == 5
+    assert len(drawn) <= 8  # the cap, the first one past it, and the non-source README at most
+
+
+def test_an_unreadable_file_is_skipped_and_the_rest_indexed(ws, monkeypatch):
+    write(ws, {"secret.py": "UNREADABLE = 1\n"})
+    real_open = open
+
+    def refusing(path, *a, **kw):
+        if Path(path).name == "secret.py":
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(sources, "open", refusing, raising=False)  # as root, chmod 000 reads anyway
+    mem = built(ws)
+    assert sorted(Path(p).name for p in mem.stores[0].where) == ["README.md", "models.py"]
+    assert texts(mem, "def other(path):\n    with open(path) as fh:\n        return ", "file:///x.py")
+    mem.close()
+
+
+def test_a_damaged_shard_is_rebuilt_with_one_log_line(ws, caplog):
+    built(ws).close()
+    ids = next(cache_folder(ws).glob("*/ids.npy"))
+    ids.write_bytes(ids.read_bytes()[:100])  # cut short, as by a full disk or a crash
+    caplog.set_level(logging.WARNING, logger="mercury_lsp.memory")
+    summaries = []
+    mem = built(ws, on_done=summaries.append)
+    assert len([r for r in caplog.records if "unusable" in r.getMessage()]) == 1
+    assert summaries[0].read == 2  # read again, not trusted
+    assert texts(mem, "def other(path):\n    with open(path) as fh:\n        return ", "file:///x.py")
+    mem.close()
+
+
+def test_a_failing_build_degrades_the_memory_and_requests_still_answer(ws, monkeypatch, caplog):
+    def out_of_memory(entries):
+        raise MemoryError("no room for the suffix array")
+
+    monkeypatch.setattr("mercury_lsp.memory.store.Shard.build", out_of_memory)
+    caplog.set_level(logging.ERROR, logger="mercury_lsp.memory")
+    mem = built(ws)
+    assert sum("memory: indexing stopped" in r.getMessage() for r in caplog.records) == 1
+    doc = "def load(path):\n    with open(path) as fh:\n        return parse_config(fh.read())\n\ndef again(path):\n" \
+          "    with open(path) as fh:\n        return "
+    uri = (ws / "pkg/new.py").as_uri()
+    opened = OpenDoc(uri, 1, doc)
+    assert texts(mem, doc, uri, [opened]) == ["parse_config(fh.read())"]  # the open document still answers
+    assert mem.retrieve(Context(uri, doc, len(doc), "python"), [opened]) is not None
+    mem.close()
+
+
+def test_touched_shard_pages_are_unmapped_when_the_indexer_is_idle(ws):
+    def mapped_kb() -> int:
+        total, ours = 0, False
+        for line in Path("/proc/self/smaps").read_text().splitlines():
+            if line[:1] in "0123456789abcdef" and "-" in line.split()[0]:
+                ours = str(cache_folder(ws)) in line
+            elif ours and line.startswith("Rss:"):
+                total += int(line.split()[1])
+        return total
+
+    write(ws, {f"big{i}.py": "".join(f"def f_{i}_{k}(x):\n    return x * {k}\n" for k in range(3000))
+               for i in range(2)})
+    built(ws).close()  # saved: the next start maps the shards
+    mem = built(ws)
+    for shard, _ in mem.stores[0].view().shards:
+        assert int(np.asarray(shard.ids, np.int64).sum()) >= 0  # every page of ids touched
+    assert mapped_kb() > 0
+    assert mem.settle(SETTLE_S)  # the idle pass after the reads
+    assert mapped_kb() < 64
+    assert texts(mem, "def g(x):\n    return x * 2999\n\ndef f_1_7(x):\n    return ", "file:///x.py")  # pages come back
+    mem.close()
+
+
+def test_a_spent_search_budget_answers_from_what_was_read(ws, monkeypatch):
+    mem = built(ws)
+    doc = "def other(path):\n    with open(path) as fh:\n        return "
+    assert texts(mem, doc, "file:///x.py") == ["parse_config(fh.read(), strict=True)"]
+    monkeypatch.setattr("mercury_lsp.memory.service.SEARCH_BUDGET_S", 0.0)  # a machine far too slow
+    assert texts(mem, doc, "file:///x.py") == []  # the files on disk were not reached
+    echo = doc + "parse_it(fh)\n\ndef again(path):\n    with open(path) as fh:\n        return "
+    assert texts(mem, echo, "file:///x.py") == ["parse_it(fh)"]  # the document always is
     mem.close()

@@ -12,7 +12,8 @@ imports (every file of a package imports the same things; an import written agai
 document is moved: ``import EventEmitter = require(...)`` above, the old one below goes). One line
 is moved within its function only (``self.option_name = option_name`` written in one class's
 ``__init__`` leaves another class's alone). Two copies elsewhere, or none, give nothing (which
-one would go?).
+one would go?), and a copy the newest edits wrote is none (the user wrote the same lines at two
+places: a change repeated, ``@pytest.mark.benchmark()`` above two tests).
 
 **Why.** A move is written as a copy first; the old copy left behind would be a duplicate the
 user deletes next. ``superseded-line`` (NE303) covers a line written again *changed* (the same
@@ -25,7 +26,7 @@ from mercury_lsp.next_edit.examples import to_current
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import LINES_OTHER_DOCUMENT_PENALTY, MOVED_LINES
-from mercury_lsp.next_edit.rules.lines.blocks import LineChange, block_sites, line_changes
+from mercury_lsp.next_edit.rules.lines.blocks import LineChange, block_sites, line_changes, written_just_now
 from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.statements import widen_deletion
 from mercury_lsp.next_edit.text import IMPORT_LINE
@@ -35,12 +36,16 @@ MIN_MOVED_CHARS = 24  # shorter lines ('return nil', '}') stand at many places f
 # A copy in another document must be this many non-blank lines: one line standing in two files
 # is common (a call, a constant); a function or a block of them moved between files is not.
 MIN_LINES_ACROSS = 2
+# The newest edits whose text is the user's own: a copy there is no old copy (the same decorator
+# written above two tests is a change repeated, not a move) — as repeated-lines' deletions.
+FRESH_EXAMPLES = 3
 
 
 def run(ctx: RuleContext) -> list[Prediction]:
     """Deleting the old copy of a block the newest edits wrote again (module docstring)."""
     trees = ctx.by_uri
     out: list[Prediction] = []
+    fresh = written_just_now(ctx.examples[:FRESH_EXAMPLES])
     for ex in ctx.examples[:EXAMPLES]:
         docs = ctx.same_language(ex.doc)
         for change in line_changes(ex.before, ex.after):
@@ -59,8 +64,8 @@ def run(ctx: RuleContext) -> list[Prediction]:
             copies = [(d, s, e) for d in docs for s, e, _ in block_sites(LineChange(block, (), "", "", ""), d)
                       if not (d is ex.doc and s <= new_end and new <= e)  # itself, or a line duplicated
                       and (d is ex.doc or (sum(1 for x in block if x) >= MIN_LINES_ACROSS and not imports))]
-            if len(copies) != 1:
-                continue
+            if len(copies) != 1 or any(s < hi and lo < e for d, s, e in copies for lo, hi in fresh.get(d.uri, ())):
+                continue  # none, two (which would go?), or one the user wrote just now: a change repeated
             d, s, e = copies[0]
             if sum(1 for x in block if x) == 1 and d is ex.doc and ex.doc.uri in trees \
                     and scope_of(trees[d.uri], s) != scope_of(trees[d.uri], new):

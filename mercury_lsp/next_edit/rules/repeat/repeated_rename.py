@@ -35,6 +35,7 @@ from mercury_lsp.next_edit.rules.repeat.tokens import FAMILY, TokenRule
 from mercury_lsp.next_edit.scopes import (
     OTHER_NAMESPACES,
     binding_kind,
+    both_imported,
     declared_elsewhere,
     declares_local,
     declaring_scopes,
@@ -53,7 +54,7 @@ def renames_binding(rule: TokenRule, home: DocState, parsed: ParsedDoc | None) -
     """A rename gives a name a *new* name (``fresh_name``), and the old one is gone from the
     edited line."""
     old, new = rule.deleted[0], rule.inserted.strip()
-    if old == "_" or not fresh_name(new, home, scope_of(parsed, rule.edit_span[0])):
+    if old == "_" or not fresh_name(new, home, scope_of(parsed, rule.edit_span[0])) or both_imported(home, old, new):
         return False
     lo, hi = line_bounds(home.text, *rule.edit_span)
     at = rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip())

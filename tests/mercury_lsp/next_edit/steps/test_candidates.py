@@ -47,3 +47,24 @@ def test_another_module_imported_is_no_rename():
     src = "from a import x\n\nprint(x)\n"
     assert line_renames(src, src.replace("from a import x", "from b import y"))[0] == []
     assert line_renames(src, src.replace("from a import x", "from a import y"))[0] == []
+
+
+def test_a_switch_between_two_imported_names_is_no_rename_rust():
+    """``Display::fmt`` -> ``Debug::fmt`` in one arm, both traits imported: the user chose the other
+    import there; the import line and the other arms keep ``Display`` (no rule renames them)."""
+    src = ("use core::fmt::{self, Debug, Display};\n\nimpl Display for Number {\n"
+           "    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n        match self.n {\n"
+           "            N::PosInt(u) => Display::fmt(&u, f),\n            N::Float(x) => Display::fmt(&x, f),\n"
+           "        }\n    }\n}\n")
+    after = src.replace("N::Float(x) => Display::fmt", "N::Float(x) => Debug::fmt")
+    preds = ask("file:///number.rs", after, (src,), "rust")
+    assert not [p for p in preds if p.kind == "rename"]
+
+
+def test_a_switch_between_two_imported_names_is_no_rename_python():
+    src = "from json import dumps, loads\n\n\ndef save(x):\n    a = dumps(x)\n    b = dumps(a)\n    return b\n"
+    after = src.replace("a = dumps(x)", "a = loads(x)")
+    preds = ask("file:///s.py", after, (src,), "python")
+    assert not [p for p in preds if p.kind == "rename"]
+    fresh = src.replace("a = dumps(x)", "a = encode(x)")  # a name not imported: a rename to follow
+    assert [p.new_text for p in ask("file:///s.py", fresh, (src,), "python") if p.kind == "rename"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.support.next_edit import applied, ask, doc
+from mercury_lsp.next_edit import DocState
+from mercury_lsp.next_edit.rules.lines.moved_lines import RULE
+from tests.support.next_edit import applied, ask, doc, rule_edits
 
 
 def test_a_line_written_again_nearby_leaves_its_old_copy_to_delete():
@@ -61,3 +63,27 @@ def test_an_import_written_again_in_its_own_document_leaves_its_old_copy_to_dele
     directive = "// eslint-disable-next-line @typescript-eslint/no-require-imports\n"
     assert [(p.old_text, p.new_text) for p in preds] == [(directive + imp, "")]  # its directive too
     assert preds[0].start > len(imp)  # the old copy, not the one just written
+
+
+def test_the_same_lines_written_at_two_places_are_no_move_python():
+    """``@pytest.mark.benchmark()`` written above one test, then above another: the first copy is
+    the user's own, just written — not an old copy to delete."""
+    src = ("class TestX:\n    def test_one(self):\n        assert run_the_first_case()\n\n"
+           "    def test_two(self):\n        assert run_the_second_case()\n")
+    one = src.replace("    def test_one", "    @pytest.mark.benchmark()\n    def test_one")
+    two = one.replace("    def test_two", "    @pytest.mark.benchmark()\n    def test_two")
+    d = DocState("file:///t.py", two, "python", 1, (one, src), 2.0, (2.0, 1.0))
+    assert rule_edits(RULE, d, cursor=two.index("test_two")) == []
+
+
+def test_a_block_pasted_at_two_places_is_no_move_but_a_pasted_copy_of_old_lines_is_go():
+    src = ("package p\n\nfunc a() {\n\tstart()\n}\n\nfunc b() {\n\tstart()\n}\n\n"
+           "func c() {\n\twd, err := os.Getwd()\n\tcheck(err)\n}\n")
+    block = "\tdir := makeTheTemporaryFolder(t)\n\tdefer os.RemoveAll(dir)\n"
+    one = src.replace("func a() {\n", "func a() {\n" + block)
+    two = one.replace("func b() {\n", "func b() {\n" + block)
+    d = DocState("file:///p.go", two, "go", 1, (one, src), 2.0, (2.0, 1.0))
+    assert rule_edits(RULE, d) == []
+    moved = src.replace("func a() {\n", "func a() {\n\twd, err := os.Getwd()\n\tcheck(err)\n")
+    d = DocState("file:///p.go", moved, "go", 1, (src,), 1.0, (1.0,))
+    assert [p.old_text for p in rule_edits(RULE, d)] == ["\twd, err := os.Getwd()\n\tcheck(err)\n"]

@@ -177,3 +177,64 @@ def test_a_condition_of_a_generic_shape_repeats_only_where_the_line_reads_like_t
     after = rare.replace("  if (!conf) {\n    return null;", "  if (!conf || conf.skip) {\n    return null;")
     preds = ask(doc("file:///l.js", after, (rare,), (1.0,), grammar="javascript"), cursor=after.index("conf.skip"))
     assert sorted(after.count("\n", 0, p.start) for p in preds) == [5, 8, 10]  # 'conf' is used at few places
+
+
+def test_an_insertion_after_punctuation_is_anchored_on_the_nearest_name_of_its_line():
+    """``basename(argv[1])`` -> ``basename(argv[1], '.js')``: the three tokens before the insertion
+    (``[1]``) name nothing; the lead reaches back to ``argv``, and the other ``basename(argv[1])``
+    gets the argument — not the ``dirname(path[1])`` whose punctuation reads the same."""
+    src = ("function a(argv) {\n  this.name = basename(argv[1]);\n}\n\n"
+           "function b(argv, args) {\n  var bin = basename(argv[1]) + '-' + args[0];\n"
+           "  var dir = dirname(path[1]) + '-';\n}\n")
+    after = src.replace("basename(argv[1]);", "basename(argv[1], '.js');")
+    rule, = rules_from_edit(src, after)
+    assert rule.lead[0] == "argv" and rule.inserted == ", '.js'"
+    preds = ask(doc("file:///i.js", after, (src,), (1.0,), grammar="javascript"))
+    assert applied(after, preds, "file:///i.js") == after.replace(
+        "basename(argv[1]) + '-'", "basename(argv[1], '.js') + '-'")
+
+
+def test_a_lead_reaching_back_to_a_name_stays_on_its_line():
+    """Python: ``wait(timeout[0])`` -> ``wait(timeout[0], 5)`` repeats where ``timeout[0]``
+    stands again; a lead never reaches back past its line's start (``(1 + 2)`` + ``, 3``
+    is anchored on the line's own tokens only)."""
+    src = "def f(timeout):\n    wait(timeout[0])\n    step()\n    wait(timeout[0])\n"
+    after = src.replace("wait(timeout[0])", "wait(timeout[0], 5)", 1)
+    preds = ask(doc("file:///w.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///w.py") == src.replace("wait(timeout[0])", "wait(timeout[0], 5)")
+    pair = "total = f(x)\ny = (1 + 2)\n"
+    rule, = rules_from_edit(pair, pair.replace("(1 + 2)", "(1 + 2, 3)"))
+    assert rule.lead == ("y", "=", "(", "1", "+", "2")
+    rule, = rules_from_edit("f(x)\n(1 + 2)\n", "f(x)\n(1 + 2, 3)\n")
+    assert rule.lead == ("1", "+", "2")  # no name on its line: the three tokens before it
+
+
+def test_a_sentence_rewritten_in_a_comment_is_not_repeated_in_other_comments_go():
+    """``applied to the Router.`` -> ``applied to the Route. Route middleware run after...``: that
+    comment's own sentence; the other comments ending the same way are left (a word is still
+    repeated: ``Router`` -> ``Mux`` in prose follows)."""
+    src = ("package mux\n\n// Use appends a middleware, applied to the Router.\nfunc (r *Router) Use() {}\n\n"
+           "// use appends an interface, applied to the Router.\nfunc (r *Router) use() {}\n")
+    after = src.replace("// Use appends a middleware, applied to the Router.",
+                        "// Use appends a middleware, applied to the Route. Route middleware run after the Router's.", 1)
+    preds = ask(doc("file:///m.go", after, (src,), (1.0,), grammar="go"))
+    assert not [p for p in preds if p.rule in ("NE204", "NE205")]
+
+
+def test_a_sentence_rewritten_in_a_comment_is_not_repeated_python_but_a_word_is():
+    src = "# the first queue, flushed by the worker.\nA = 1\n# the second queue, flushed by the worker.\nB = 2\n"
+    rewritten = src.replace("flushed by the worker.", "flushed by the worker once the lock is taken.", 1)
+    assert not [p for p in ask(doc("file:///q.py", rewritten, (src,), (1.0,))) if p.rule in ("NE204", "NE205")]
+    one_word = src.replace("flushed by the worker.", "drained by the worker.", 1)
+    preds = ask(doc("file:///q.py", one_word, (src,), (1.0,)))
+    assert applied(one_word, preds, "file:///q.py") == src.replace("flushed", "drained")
+
+
+def test_code_written_into_a_string_still_repeats_javascript():
+    """``'option encode is invalid'`` -> ``'option encode is invalid: ' + enc``: code's punctuation
+    in the new text — no sentence of prose — so the other messages of the same shape follow."""
+    src = ("function a(enc) {\n  if (!enc) throw new TypeError('option encode is invalid');\n}\n"
+           "function b(enc) {\n  if (!enc) throw new TypeError('argument name is invalid');\n}\n")
+    after = src.replace("'option encode is invalid'", "'option encode is invalid: ' + enc")
+    preds = [p for p in ask(doc("file:///i.js", after, (src,), (1.0,), grammar="javascript")) if p.rule == "NE204"]
+    assert [after[:p.start].count("\n") for p in preds] == [4]
