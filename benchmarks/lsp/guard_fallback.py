@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     args.files = None
     from mercury_lsp.backend.local import load_session
-    from mercury_lsp.config import Settings
+    from mercury_lsp.config import CompletionOptions, MemorySettings, Settings
     from mercury_lsp.engine_client import LoadSpec
 
     tmp = None
@@ -121,7 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         model = str(make_tiny_checkpoint(Path(tmp.name) / "tiny"))
     session = load_session(LoadSpec(model, threads=1))
     traces = load_traces(args)
-    stats = replay(OnceSession(session), traces, lambda g: Settings(syntax_guard=g))
+    # The guards judge the model's drafts: shown ungated, with no repository memory in front of them.
+    drafts = CompletionOptions(min_probability=0.0, identifier_check=False, model_drafts="fallback")
+    stats = replay(OnceSession(session), traces,
+                   lambda g: Settings(syntax_guard=g, completion=drafts, memory=MemorySettings(enabled=False)))
     session.close()
     if tmp is not None:
         tmp.cleanup()

@@ -17,6 +17,10 @@ the CPU with whatever else runs (it is a memory figure, not a timing).
 
     nice -n 10 python -m benchmarks.lsp.soak [--minutes 30] [--tail-minutes 10]
 
+To find what grows, ``--heap-trace FILE`` has the daemon append a report every minute
+(``mercury_lsp/heap_trace.py``: glibc's heap in use and free, and the allocation sites that grew);
+tracing slows the daemon several times over, so such a run's RSS is not the figure.
+
 Prints a table, writes ``benchmarks/results/soak.json`` and ends with one JSON line.
 """
 
@@ -140,6 +144,9 @@ async def main_async(args) -> dict:
     root = work / "workspace"
     files = make_workspace(root)
     env = {"MERCURY_LSP_CACHE": str(work / "cache")}  # the word index of this run only
+    if args.heap_trace:  # debugging: the daemon reports what grew (mercury_lsp/heap_trace.py)
+        env |= {"MERCURY_LSP_HEAP_TRACE": str(args.heap_trace.resolve()),
+                "MERCURY_LSP_HEAP_TRACE_EVERY_S": str(args.heap_trace_every_s)}
     cmd = [sys.executable, "-m", "mercury_lsp.cli", "serve"] + (["--model", args.model] if args.model else [])
     c = await AsyncLspClient.start(*cmd, env=env)
     load_start = os.getloadavg()
@@ -159,7 +166,7 @@ async def main_async(args) -> dict:
         async def sample() -> None:
             while True:
                 samples.append({"t_s": round(time.monotonic() - t0, 1), "rss_mb": round(rss_mb(c.proc.pid), 1),
-                                "requests": d.requests})
+                                "requests": d.requests, "load_1m": round(os.getloadavg()[0], 2)})
                 s = samples[-1]
                 print(f"{s['t_s'] / 60:>7.1f} {s['requests']:>9} {s['rss_mb']:>8}", flush=True)
                 await asyncio.sleep(args.sample_s)
@@ -204,6 +211,9 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--model", default=None)
     p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--heap-trace", type=Path, default=None,
+                   help="debugging: the daemon appends tracemalloc reports (what grew) to this file; slows it")
+    p.add_argument("--heap-trace-every-s", type=float, default=60.0)
     args = p.parse_args()
     out = asyncio.run(main_async(args))
     args.out.parent.mkdir(parents=True, exist_ok=True)

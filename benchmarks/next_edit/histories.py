@@ -26,7 +26,10 @@ Scores, per case:
   commit has after the hunk;
 * **false positives** — predicted edits that touch none of the hunks still to come (``k..n``);
 * **latency** — from sending the request to its response (the daemon's ``didChange`` handling
-  of the replayed hunks happens before and is not timed).
+  of the replayed hunks happens before and is not timed), and the daemon's **CPU time** over the
+  same span (user + system of its process, ``/proc``; 10 ms steps): on a shared machine the wall
+  time grows with the load average, the CPU time much less, so a load-independent figure sits
+  beside the one a user waits for.
 
 Reported overall, per language, per edit kind (rules in ``history_cases``), per repository and
 per next-edit rule (the ``rule`` code each predicted edit carries, ``docs/next-edit.md``: its
@@ -149,6 +152,7 @@ class CaseResult:
     top1_hit: bool
     # per rule code of the predicted edits: [edits, touches the target, exact alone, false positives]
     rules: dict[str, list[int]] = field(default_factory=dict)
+    cpu_ms: float | None = None  # the daemon's CPU time while it answered (None: not readable here)
 
 
 NO_RULE = "-"  # an edit that names no rule (a daemon from before the rule registry)
@@ -240,8 +244,18 @@ def start_daemon(args) -> LspProcess:
     return ls
 
 
-def run_case(ls: LspProcess, rec: dict, k: int, tag: str) -> tuple[dict, list[dict], float, dict[str, str]]:
-    """Open, replay hunks 1..k-1, ask; returns (files now, edits, latency ms, uri per path)."""
+def process_cpu_ms(pid: int) -> float | None:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``), None where unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def run_case(ls: LspProcess, rec: dict, k: int, tag: str) -> tuple[dict, list[dict], float, dict[str, str], float | None]:
+    """Open, replay hunks 1..k-1, ask; returns (files now, edits, latency ms, uri per path, the
+    daemon's CPU ms over the request)."""
     files = dict(rec["files"])
     uri_of = {p: f"file:///bench/{tag}/{p}" for p in files}
     versions = dict.fromkeys(files, 1)
@@ -263,6 +277,7 @@ def run_case(ls: LspProcess, rec: dict, k: int, tag: str) -> tuple[dict, list[di
     text = files[last["path"]]
     s, _ = hunk_span(files[last["path"]], {**last, "old": last["new"]})
     cursor = position(text, s + len(last["new"].rstrip("\n")) if last["new"] else s)
+    cpu0 = process_cpu_ms(ls.proc.pid)
     t0 = time.perf_counter()
     try:
         result = ls.request("mercury/nextEdit", {
@@ -272,15 +287,18 @@ def run_case(ls: LspProcess, rec: dict, k: int, tag: str) -> tuple[dict, list[di
     except RpcError:
         edits = []
     ms = (time.perf_counter() - t0) * 1000
+    cpu1 = process_cpu_ms(ls.proc.pid)
+    cpu = None if cpu0 is None or cpu1 is None else cpu1 - cpu0
     for p in files:
         ls.notify("textDocument/didClose", {"textDocument": {"uri": uri_of[p]}})
-    return files, edits, ms, uri_of
+    return files, edits, ms, uri_of, cpu
 
 
 def summarize(results: list[CaseResult]) -> dict:
     if not results:
         return {"cases": 0}
     lat = sorted(r.latency_ms for r in results)
+    cpu = sorted(r.cpu_ms for r in results if r.cpu_ms is not None)
     return {
         "cases": len(results),
         "location_hit": round(sum(r.hit for r in results) / len(results), 4),
@@ -290,6 +308,8 @@ def summarize(results: list[CaseResult]) -> dict:
         "predicted_per_case": round(sum(r.predicted for r in results) / len(results), 3),
         "latency_p50_ms": round(statistics.median(lat), 1),
         "latency_p95_ms": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1),
+        "cpu_p50_ms": round(statistics.median(cpu), 1) if cpu else None,
+        "cpu_p95_ms": round(cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))], 1) if cpu else None,
     }
 
 
@@ -384,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         args.cases = set_file(args.set, args.mirrors, args.unseal)
     header, records = load_records(args.cases)
     work = [(rec, c) for rec in records for c in rec["cases"]][:: args.every][: args.limit]
+    load0 = os.getloadavg()
     ls = start_daemon(args)
     results: list[CaseResult] = []
     dump = args.edits.open("w", encoding="utf-8") if args.edits else None  # noqa: SIM115 (closed below)
@@ -391,10 +412,11 @@ def main(argv: list[str] | None = None) -> int:
         rec, c = work[0]
         run_case(ls, rec, c["k"], "warmup")  # untimed: the first request pays one-off costs
         for i, (rec, c) in enumerate(work):
-            files, edits, ms, uri_of = run_case(ls, rec, c["k"], f"case{i}")
+            files, edits, ms, uri_of, cpu = run_case(ls, rec, c["k"], f"case{i}")
             hit, exact, fps, top1, rules = score(files, rec["hunks"], c["k"], edits, uri_of)
             results.append(CaseResult(rec["repo"], rec["commit"], rec["language"], c["kind"], rec["variant"],
-                                      hit, exact, fps, len(edits), round(ms, 2), top1, rules))
+                                      hit, exact, fps, len(edits), round(ms, 2), top1, rules,
+                                      None if cpu is None else round(cpu, 1)))
             if dump is not None:
                 dump.write(json.dumps({"case": i, "commit": rec["commit"], "k": c["k"], "edits": [
                     {key: e.get(key) for key in ("uri", "range", "newText", "kind", "source", "confidence",
@@ -428,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     data = {
         "benchmark": "next_edit_v2",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads},
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads,
+                    "load_average": [load0, os.getloadavg()]},
         "model": args.model or "embedded", "set": header.get("set"), "cases_file": str(args.cases),
         "content_sha256": header.get("content_sha256"), "every": args.every, "source_repos": header.get("repos"),
         "overall": overall, "by_language": langs, "by_kind": kinds, "by_repo": repos, "by_rule": rules,
@@ -441,7 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"next_edit_v2_location_hit": overall["location_hit"], "next_edit_v2_exact": overall["exact"],
                       "next_edit_v2_fp_per_case": overall["false_positives_per_case"],
                       "next_edit_v2_p50_ms": overall["latency_p50_ms"],
-                      "next_edit_v2_p95_ms": overall["latency_p95_ms"], "cases": overall["cases"]}))
+                      "next_edit_v2_p95_ms": overall["latency_p95_ms"],
+                      "next_edit_v2_cpu_p95_ms": overall["cpu_p95_ms"], "cases": overall["cases"]}))
     return 0
 
 

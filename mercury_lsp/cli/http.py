@@ -12,6 +12,7 @@ from pathlib import Path
 from mercury_lsp.cli.daemon import exit_daemon
 from mercury_lsp.cli.errors import UsageError
 from mercury_lsp.cli.serve import MAX_PORT
+from mercury_lsp.heap import configure_allocator
 from mercury_lsp.http.settings import DEFAULT_HOST, DEFAULT_PORT, HttpLimits, HttpSettings
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ def _run_http(args: argparse.Namespace) -> int:
         raise UsageError("--batch must be >= 1")
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_allocator()  # before the engine's threads (mercury_lsp/heap.py)
     try:
         import uvloop
     except ImportError:  # Windows

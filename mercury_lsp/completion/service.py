@@ -165,7 +165,7 @@ class CompletionService:
                     c.superseded += 1
                     return None
             job = partial(run_pipeline, snap=snap, cursor=cursor, settings=settings,
-                          grammars=self.grammars, cancel=slot.token, memory=self._memory_request(doc, settings))
+                          grammars=self.grammars, cancel=slot.token, memory=self.memory_request(doc, settings))
             result: PipelineResult = await self.engine.run(job, slot.token)
         except EngineCancelled:
             if slot.superseded:
@@ -225,7 +225,7 @@ class CompletionService:
         self.counters.prefetches += 1
         try:
             job = partial(run_pipeline, snap=snap, cursor=cursor, settings=settings,
-                          grammars=self.grammars, cancel=slot.token, memory=self._memory_request(doc, settings))
+                          grammars=self.grammars, cancel=slot.token, memory=self.memory_request(doc, settings))
             result: PipelineResult = await self.engine.run(job, slot.token)
             if result.tree is not None and self.docs.get(uri) is doc:
                 doc.adopt_tree(result.tree, result.seq)
@@ -247,7 +247,7 @@ class CompletionService:
             return 0
         return hash((memory.generation, *((d.uri, d.version) for d in self.docs if d.uri != doc.uri)))
 
-    def _memory_request(self, doc: Document, settings: Settings) -> MemoryRequest | None:
+    def memory_request(self, doc: Document, settings: Settings) -> MemoryRequest | None:
         """The memory and the connection's other open documents as they are now (on the event
         loop, with the snapshot: the job sees the open texts of the request's moment)."""
         memory = self.memory()

@@ -123,12 +123,20 @@ def definitions(query: Query, corpora: list[tuple[Corpus, np.ndarray | None]], l
     for name in names_near(query):
         if len(out) >= limit:
             break
-        found = _definition(corpora, token_id(name))
+        found = definition_of(corpora, name, token_id(name))
         if found is not None:
-            corpus, e = found
-            out.append(Chunk(corpus.files[int(corpus.file_of(np.array([e - 1]))[0])].path,
-                             _signature(corpus, e), 1.0, "definition", name))
+            out.append(found)
     return out
+
+
+def definition_of(corpora: list[tuple[Corpus, np.ndarray | None]], name: str, name_id: int) -> Chunk | None:
+    """The signature of ``name`` where it is first defined in ``corpora`` (``_definition``)."""
+    found = _definition(corpora, name_id)
+    if found is None:
+        return None
+    corpus, e = found
+    return Chunk(corpus.files[int(corpus.file_of(np.array([e - 1]))[0])].path, _signature(corpus, e), 1.0,
+                 "definition", name)
 
 
 def _definition(corpora: list[tuple[Corpus, np.ndarray | None]], name_id: int) -> tuple[Corpus, int] | None:

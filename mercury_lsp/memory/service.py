@@ -32,7 +32,7 @@ from mercury_lsp.memory.candidates import Candidate, gather
 from mercury_lsp.memory.corpus import FileInfo
 from mercury_lsp.memory.indexer import BuildSummary, Indexer, Limits, Progress
 from mercury_lsp.memory.query import Context, build_query
-from mercury_lsp.memory.retrieve import Chunk, definitions, similar
+from mercury_lsp.memory.retrieve import Chunk, definition_of, definitions, similar
 from mercury_lsp.memory.scan import Loose
 from mercury_lsp.memory.shard import Shard
 from mercury_lsp.memory.sources import Exclude, inside, is_test_path
@@ -144,6 +144,11 @@ class Memory:
 
     def close(self) -> None:
         self.indexer.stop()
+
+    @property
+    def ready(self) -> bool:
+        """The first build finished (until then only the open documents answer)."""
+        return self.indexer.built.is_set()
 
     def wait_built(self, timeout: float | None = None) -> bool:
         return self.indexer.built.wait(timeout)
@@ -268,6 +273,18 @@ class Memory:
         others = [(c, live) for c, live, kind, _ in corpora if kind != "document"]
         found = definitions(query, everywhere, defs) if defs else []
         return found + (similar(query, others, chunks) if chunks else [])
+
+    def definition(self, name: str, open_docs: Sequence[OpenDoc] = ()) -> Chunk | None:
+        """Where ``name`` (one word) is defined — the first place a definition keyword precedes
+        it, in the open documents, then the files on disk — and its signature; None when nowhere."""
+        t = tokenize(name.encode("utf-8"))
+        if len(t) != 1:
+            return None
+        corpora: list = [(self._loose_open(d), None) for d in open_docs]
+        for store in self.stores:
+            view = store.view()
+            corpora += list(view.shards) + [(x, None) for x in view.loose]
+        return definition_of(corpora, name, int(t.ids[0]))
 
     def knows(self, names: set[str], open_docs: Sequence[OpenDoc] = ()) -> set[str]:
         """Which of ``names`` (single words) occur in a live file or an open document."""

@@ -18,6 +18,7 @@ import time
 
 from mercury_lsp import __version__
 from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Note, Outcome, Prediction, check_cancelled
+from mercury_lsp.next_edit.recall import Recall
 from mercury_lsp.next_edit.resolve import CONFIDENCE_DIGITS, keep_parsing, outside_helpers, ranked, resolve
 from mercury_lsp.next_edit.rules import BY_CODE, FAMILIES, REGISTRY, RuleContext
 from mercury_lsp.next_edit.steps.candidates import find_candidates
@@ -34,15 +35,17 @@ from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
 
 
-def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, cancel=None) -> Outcome:
+def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, cancel=None,
+            memory: Recall | None = None) -> Outcome:
     """The ranked edits of every enabled rule for ``query`` (module docstring); ``model`` fills
-    the holes the syntax leaves, within ``nextEdit.modelBudgetMs`` (None: the syntax alone)."""
+    the holes the syntax leaves, within ``nextEdit.modelBudgetMs`` (None: the syntax alone);
+    ``memory``: the repository memory the rules may ask (None: the open documents alone)."""
     t0 = time.perf_counter()
     opts = query.options
     home = next((d for d in query.docs if d.uri == query.cursor_uri), None)
     if home is None or len(home.text) > opts.max_document_chars or "\x00" in home.text:
         return Outcome([], [])  # huge or binary (a NUL character): nothing to learn there
-    ctx = rule_context(query, grammars, model, cancel)
+    ctx = rule_context(query, grammars, model, cancel, memory)
     t1 = time.perf_counter()
     offered: list[Prediction] = []
     for rule in REGISTRY:
@@ -75,10 +78,10 @@ def rename_notes(ctx: RuleContext) -> list[Note]:
 
 
 def rule_context(query: NextEditQuery, grammars: Grammars, model: EditModel | None = None,
-                 cancel=None) -> RuleContext:
+                 cancel=None, memory: Recall | None = None) -> RuleContext:
     """The context the rules read for ``query``: its documents parsed, the locations the
     history ties (``steps.candidates``), the newest edits (``RuleContext``)."""
-    ctx = RuleContext(query, grammars, parse_all(query.docs, grammars), [], model, cancel, FAMILIES)
+    ctx = RuleContext(query, grammars, parse_all(query.docs, grammars), [], model, cancel, FAMILIES, memory=memory)
     located = find_candidates(query, ctx.parsed, ctx.edited, grammars)
     ctx.candidates, ctx.notes = located.candidates, located.notes
     return ctx

@@ -33,6 +33,7 @@ from mercury_lsp.engine_client import CancelToken, EngineCancelled, EngineClient
 from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.next_edit.pipeline import predict, to_result
 from mercury_lsp.next_edit.query import DocState, NextEditQuery
+from mercury_lsp.next_edit.recall import Recall
 from mercury_lsp.schema import NextEditNote, NextEditResult, NextEditUpdate, PredictedEdit, VersionedDocument
 from mercury_lsp.syntax import Grammars
 
@@ -52,15 +53,16 @@ class StaleVersion(JsonRpcException):
 
 
 def run_prediction(session: Session, query: NextEditQuery, grammars: Grammars, cancel: CancelToken | None,
-                   model: str | None = None) -> NextEditResult:
+                   model: str | None = None, memory: Recall | None = None) -> NextEditResult:
     """One prediction on a worker: the backend's own when it predicts next edits, else the
-    pipeline here with the session's edit model (None: the syntax alone); ``model``: the name the
-    result gives (default: the session's)."""
+    pipeline here with the session's edit model (None: the syntax alone) and the repository
+    memory (None: the open documents alone); ``model``: the name the result gives (default: the
+    session's)."""
     if session.capabilities.next_edit:
         remote = session.next_edit(query, cancel)
         if remote is not None:
             return remote
-    outcome = predict(query, session.edit_model, grammars, cancel)
+    outcome = predict(query, session.edit_model, grammars, cancel, memory)
     return to_result(outcome, query, model if model is not None else session.info.model)
 
 
@@ -101,6 +103,9 @@ class NextEditService:
         self._slots: dict[str, CancelToken] = {}
         # Content exclusion (the server sets one that knows the workspace roots).
         self.exclusion: Callable[[], Exclusion] = lambda: Exclusion.from_settings(self.settings())
+        # The repository memory as a request for this document may ask it (the server sets one
+        # when it has a memory; None: off, or not built yet, and the rules read the open documents).
+        self.memory: Callable[[Document], Recall | None] = lambda doc: None
         self._update_slots: dict[str, CancelToken] = {}  # the background part 2 per document
         self._update_tasks: set[asyncio.Task] = set()
 
@@ -177,9 +182,11 @@ class NextEditService:
         token = CancelToken(deadline=time.monotonic() + self.options.timeout_ms / 1000)
         self._slots[uri] = token
         more = None if later else self.more_documents
+        memory = self.memory(doc)  # on the event loop: the open documents as they are now
 
         def job(session: Session) -> NextEditResult:
-            return run_prediction(session, more(query) if more is not None else query, self.grammars, token)
+            return run_prediction(session, more(query) if more is not None else query, self.grammars, token,
+                                  memory=memory)
 
         try:
             result = await self.engine.run(job, token)

@@ -27,9 +27,10 @@ from mercury_lsp.backend.connect import engine_client_for
 from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.completion import CompletionService
 from mercury_lsp.config import Settings, daemon_threads
-from mercury_lsp.documents import DocumentStore, PositionEncoding
+from mercury_lsp.documents import Document, DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
 from mercury_lsp.exclusion import Exclusion
+from mercury_lsp.next_edit.recall import Recall
 from mercury_lsp.next_edit.service import NextEditService
 from mercury_lsp.refactor.workspace import WorkspaceFiles, workspace_roots
 from mercury_lsp.schema import (
@@ -80,6 +81,7 @@ class MercuryServer(LanguageServer):
                                              self.exclusion().excludes, self.allowed_roots),
             lambda u: self.protocol.notify(NEXT_EDIT_UPDATE_NOTIFICATION, msgspec.to_builtins(u)))
         self.completions.exclusion = self.next_edits.exclusion = self.exclusion
+        self.next_edits.memory = self.next_edit_memory
         self.inline_supported = False
         self.markdown_docs = False
         self._tasks: set[asyncio.Task] = set()
@@ -148,6 +150,15 @@ class MercuryServer(LanguageServer):
             self.switch_backend(settings)
         elif model_changed and self.engine.spec is not None:
             self.spawn(self.load_model())
+
+    def next_edit_memory(self, doc: Document) -> Recall | None:
+        """The repository memory for a next-edit request on ``doc`` once its first build is done
+        (until then next edit reads the open documents alone: no request waits for an index)."""
+        memory = self.memory_host.memory
+        if memory is None or not memory.ready:
+            return None
+        request = self.completions.memory_request(doc, self.current)
+        return None if request is None else Recall(request, self.current.completion.min_probability)
 
     def memory_exclude(self) -> Callable[[Path], bool]:
         """Files the memory must never read or return: the ``exclude`` setting's (as it is when

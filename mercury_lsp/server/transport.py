@@ -20,7 +20,8 @@ from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.config import Settings
 from mercury_lsp.engine_client import EngineClient
 from mercury_lsp.exclusion import Exclusion
-from mercury_lsp.heap import PeriodicTrim
+from mercury_lsp.heap import PeriodicTrim, configure_allocator
+from mercury_lsp.heap_trace import HeapTrace
 from mercury_lsp.server.access import AllowedRoots, PreAuth, Waiting
 from mercury_lsp.server.app import build_server
 from mercury_lsp.server.framing import FrameLimits, FrameReader
@@ -113,11 +114,16 @@ async def run_stdio(base: Settings) -> int:
     reader = await _stdin_reader()
     server.watch_client = lambda pid: watch_client(pid, reader.feed_eof)  # a dead client ends the input
     trim = PeriodicTrim().start()
+    trace = HeapTrace.from_env()  # debugging only: off unless its variable names a file
+    if trace is not None:
+        trace.start()
     try:
         limits = FrameLimits(max_message_bytes=base.max_message_bytes, interactive=sys.stdin.isatty())
         return await serve_stream(reader, server.protocol, limits, trim)
     finally:
         trim.stop()
+        if trace is not None:
+            trace.stop()
         server.drop()
         engine.close()
 
@@ -182,7 +188,9 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
 
 
 def run(coro) -> int:
-    """Run the server's coroutine on uvloop (asyncio where uvloop is unavailable)."""
+    """Run the server's coroutine on uvloop (asyncio where uvloop is unavailable), with the
+    daemon's allocator settings (``heap.configure_allocator``)."""
+    configure_allocator()
     try:
         import uvloop
     except ImportError:  # Windows

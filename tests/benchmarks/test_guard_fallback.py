@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from benchmarks.lsp.guard_fallback import GUARDS, OnceSession, replay, typed_next
 from benchmarks.lsp.typing_trace import Key, make_trace
-from mercury_lsp.config import Settings
 from tests.support.fakes import FakeSession
+from tests.support.settings import drafts
 
 
 def test_typed_next_applies_backspaces_and_stops_at_line_end_or_jump():
@@ -24,7 +24,7 @@ def test_replay_shapes_one_answer_per_point_under_each_guard():
     doc, keys = make_trace(text, 6.0, 8.0, seed=3)
     fake = FakeSession(" func(args")
     session = OnceSession(fake)
-    stats = replay(session, [("file:///t.py", doc, keys)], lambda g: Settings(syntax_guard=g))
+    stats = replay(session, [("file:///t.py", doc, keys)], lambda g: drafts(syntax_guard=g))
     points = sum(k.pause for k in keys)
     assert points and all(stats[g]["points"] == points for g in GUARDS)
     assert len(fake.specs) == len(session.answers) <= points  # the model answered each point once

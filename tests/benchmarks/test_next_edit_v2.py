@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -239,3 +241,12 @@ def test_end_to_end_against_the_daemon(geo, tmp_path, tiny_model, capsys):
     assert result["overall"]["location_hit"] > 0
     assert out.with_suffix(".png").stat().st_size > 0
     assert sum(r["predictions"] for r in result["by_rule"].values()) == sum(c["predicted"] for c in result["cases"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_daemon_s_cpu_time_is_read_from_proc():
+    before = bench.process_cpu_ms(os.getpid())
+    sum(i * i for i in range(2_000_000))  # some tens of milliseconds of CPU
+    after = bench.process_cpu_ms(os.getpid())
+    assert before is not None and after is not None and after > before
+    assert bench.process_cpu_ms(2**31 - 1) is None  # no such process

@@ -4,9 +4,12 @@ text the edits give (``applied``, ``renamed``)."""
 
 from __future__ import annotations
 
-from mercury_lsp.config import NextEditOptions
+from mercury_lsp.completion.choose import MemoryRequest
+from mercury_lsp.config import NextEditOptions, Settings
+from mercury_lsp.memory import Memory, OpenDoc
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
 from mercury_lsp.next_edit.pipeline import rule_context
+from mercury_lsp.next_edit.recall import Recall
 from mercury_lsp.syntax import Grammars, grammar_for
 
 G = Grammars()
@@ -60,11 +63,20 @@ def renamed(text: str, preds) -> str:
     return apply_edits(text, [(p.start, p.end, p.new_text) for p in preds])
 
 
-def rule_edits(rule, *docs: DocState, cursor: int = 0, options: NextEditOptions | None = None):
+def rule_edits(rule, *docs: DocState, cursor: int = 0, options: NextEditOptions | None = None,
+               memory: Recall | None = None):
     """``rule``'s own edits for ``docs`` (the cursor in the first), before the pipeline resolves
-    overlaps and checks the syntax."""
+    overlaps and checks the syntax; ``memory``: the repository memory it may ask (``recall``)."""
     q = NextEditQuery(docs, docs[0].uri, cursor, options=options or NextEditOptions())
-    return rule.run(rule_context(q, G))
+    return rule.run(rule_context(q, G, memory=memory))
+
+
+def recall(memory: Memory, home: DocState, *others: DocState) -> Recall:
+    """``memory`` as a next-edit request on ``home`` asks it (``others``: the other open
+    documents), gated as the server gates it (``completion.minProbability``'s default)."""
+    open_docs = tuple(OpenDoc(d.uri, d.version or 0, d.text, d.grammar or "") for d in others)
+    request = MemoryRequest(memory, open_docs, home.grammar or "", False)
+    return Recall(request, Settings().completion.min_probability)
 
 
 def follow(home: tuple[str, str, str], *others: tuple[str, str], options: NextEditOptions | None = None,

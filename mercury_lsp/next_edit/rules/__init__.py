@@ -35,6 +35,7 @@ from mercury_lsp.next_edit.rules.complete import (
 from mercury_lsp.next_edit.rules.follow import (
     adopted_name,
     changed_signature,
+    documented_parameter,
     dropped_argument,
     extracted_function,
     extracted_value,
@@ -62,6 +63,7 @@ from mercury_lsp.next_edit.rules.lines import (
 from mercury_lsp.next_edit.rules.model import likelihood_drop
 from mercury_lsp.next_edit.rules.repeat import (
     affix_rename,
+    grouped_parameters,
     next_pattern_site,
     prose_word_rename,
     repeated_pattern,
@@ -87,6 +89,7 @@ REGISTRY: tuple[Rule, ...] = (
     affix_rename.RULE,
     repeated_pattern.RULE,
     next_pattern_site.RULE,
+    grouped_parameters.RULE,
     superseded_line.RULE,
     moved_lines.RULE,
     repeated_lines.RULE,
@@ -100,6 +103,7 @@ REGISTRY: tuple[Rule, ...] = (
     sibling_entry.RULE,
     implemented_member.RULE,
     named_fields.RULE,
+    documented_parameter.RULE,
     unimported_rename.RULE,
     unimported_use.RULE,
     removed_use.RULE,

@@ -20,6 +20,7 @@ from mercury_lsp.config import NextEditOptions, NextEditRule
 from mercury_lsp.engine_client import CancelToken, EngineCancelled
 from mercury_lsp.next_edit.examples import Example, recent_edits
 from mercury_lsp.next_edit.query import Candidate, DocState, EditModel, NextEditQuery, Note, Prediction
+from mercury_lsp.next_edit.recall import Recall
 from mercury_lsp.next_edit.tree import ParsedDoc, newest_edited
 from mercury_lsp.schema import EditKind
 from mercury_lsp.syntax import Grammars
@@ -78,8 +79,9 @@ class TimeBox(CancelToken):
 class RuleContext:
     """Everything a rule reads, built once per query: the parsed documents (and by URI), the
     edited ones newest first, the newest edits as examples, the locations the syntax ties
-    (``steps.candidates``), the grammars, the model session if any, the request's cancel token
-    and the model's time box (started by the first model work: ``nextEdit.modelBudgetMs``)."""
+    (``steps.candidates``), the grammars, the model session if any, the request's cancel token,
+    the model's time box (started by the first model work: ``nextEdit.modelBudgetMs``) and the
+    repository memory when it is built (``recall.Recall``)."""
     query: NextEditQuery
     grammars: Grammars
     parsed: list[ParsedDoc]
@@ -90,6 +92,8 @@ class RuleContext:
     families: dict[str, Callable[[RuleContext], list[Prediction]]] = field(default_factory=dict)
     # where only a string names a renamed definition (``exports``): sent as notes, not edits
     notes: list[Note] = field(default_factory=list)
+    # the repository memory as this request may ask it (``recall``); None: off or not built yet
+    memory: Recall | None = None
     by_uri: dict[str, ParsedDoc] = field(init=False)
     edited: list[ParsedDoc] = field(init=False)  # documents with a history, the newest edited first
     examples: list[Example] = field(init=False)  # the newest MAX_EXAMPLES edits, newest first

@@ -38,6 +38,8 @@ IMPLEMENTED_MEMBER = Level(0.45, "a stub of the member an interface gained, in a
                                   "user fills it in (or the member gets a default instead)")
 NAMED_FIELDS = Level(0.6, "a positional use of a type whose fields the user just named: the position's name "
                           "is read from the new definition")
+DOCUMENTED_PARAMETER = Level(0.5, "the parameter a documentation tag names, renamed as the user renamed the tag: "
+                                  "the user may have fixed the documentation alone")
 SIBLING_ENTRY = Level(0.5, "a list of the new member's siblings, its entry respelt from a sibling's: the list "
                            "may be one the member is meant to stay out of")
 SIBLING_OTHER_DOCUMENT_PENALTY = Level(0.15, "a sibling list in another document than the cursor's: less often "
@@ -54,6 +56,8 @@ PATTERN_CAP = Level(0.95, "however long its anchor, a repeated pattern stays a g
                           "user's edit, never certain")
 NEXT_PATTERN_SITE = Level(0.35, "the next place below the cursor of a change that matches too many places: "
                                 "a guess at where the user goes next")
+GROUPED_PARAMETERS = Level(0.5, "another signature spelling one type for each of consecutive parameters, grouped "
+                                "as the user grouped one: the user may mean some signatures to stay as they are")
 REPEAT_AGE_PENALTY = Level(0.1, "per example older than the newest edit: the user's latest intent ranks first "
                                 "(repeated edits, lines, named values)")
 REPEAT_OTHER_DOCUMENT_PENALTY = Level(0.3, "a repeated token edit in another document than the cursor's: "

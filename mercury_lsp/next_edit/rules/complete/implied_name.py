@@ -1,6 +1,7 @@
 """NE504 implied-name: an identifier cut short at the cursor is finished to the name the edit
 implies — a name the recent edits introduced, a member of the type or module before the dot, a
-name another open document defines — and the name it replaces in the same function follows.
+name another open document defines, else the repository memory's name there (a variant defined in
+a file that is not open) — and the name it replaces in the same function follows.
 
 **What.** The word before the cursor (at least ``MIN_PREFIX_CHARS``, in code, not a name the
 document already has) is the start of the candidates of one tier, tried in order, the first with
@@ -12,35 +13,44 @@ exactly one candidate winning:
    it (an enum's variants, a class's or struct's members and methods, an impl's functions) or
    where ``X`` names an open document (a module, a Go package): its top-level definitions;
 3. the top-level names the other open documents of the language define, when no name of the
-   cursor's document extends the word (that is NE501's).
+   cursor's document extends the word (that is NE501's);
+4. with the repository memory built (``RuleContext.memory``), the repository's own: after
+   ``X.`` or ``X::`` first the members of ``X`` where a file that is not open defines it (the
+   memory finds the file, the syntax reads its members), then — after a qualifier, or when no
+   name of the document extends the word — the names the memory's continuations at the word's
+   start begin with (the places across the repository whose code before it matches the
+   cursor's): the only one, or the only one whose continuation passes ``completion.minProbability``.
 
 Its rest is inserted at the cursor. When the newest edit wrote the word in place of another
 identifier (``count`` deleted, ``tot`` typed), the old identifier's other uses in the same
 function (not where it is bound) become the finished name too (at most ``nextEdit.repeatMaxSites``).
 
 **Why.** NE501 finishes a word from the document's own names; a half-typed name is as often one
-the user just wrote elsewhere, or a variant defined in another file. The repository memory
-(``mercury_lsp.memory``) will give tier 3 the workspace's names; until then, the open documents.
+the user just wrote elsewhere, or a variant defined in another file — open or not: the
+repository memory (``mercury_lsp.memory``) knows the files no editor tab shows. Until its first
+build is done the rule reads the open documents alone (no request waits for an index).
 
-**Example.** ``enum Shape { Circle, Square }`` in ``shape.rs`` and ``Shape::Sq`` typed in
-``draw.rs``: ``uare`` is inserted.
+**Example.** ``enum Shape { Circle, Square }`` in ``shape.rs`` (open, or only in the repository)
+and ``Shape::Sq`` typed in ``draw.rs``: ``uare`` is inserted.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from mercury_lsp.next_edit.examples import to_current
 from mercury_lsp.next_edit.import_lists import module_key, top_level
 from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import Prediction
+from mercury_lsp.next_edit.recall import best_word
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.complete.endings import open_quote
 from mercury_lsp.next_edit.rules.confidence import IMPLIED_NAME, IMPLIED_RENAME
 from mercury_lsp.next_edit.scopes import binds, scope_of, word_in
 from mercury_lsp.next_edit.symbols import captures
 from mercury_lsp.next_edit.text import KEYWORDS, diff_region, is_ident_char
-from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.tree import ParsedDoc, parse_all
 
 MIN_PREFIX_CHARS = 2  # a shorter start extends to too many names
 IDENTIFIER_TYPES = ("identifier", "field_identifier", "property_identifier", "type_identifier",
@@ -103,14 +113,17 @@ def _implied(ctx: RuleContext, home: ParsedDoc, lo: int, prefix: str, here: set[
             continue
         named = {d.b.node_text(n) for n in captures(ctx.grammars, d)["definition"]}
         introduced |= {n for n in named if n.startswith(prefix) and not word_in(n, oldest)}
-    tiers = [introduced]
+    tiers: list[Callable[[], set[str]]] = [lambda: introduced]  # each read only when the ones before fail
     q = QUALIFIER.search(home.doc.text, max(0, lo - 200), lo)
     if q is not None and q.end() == lo:
-        tiers.append(_members(ctx, same, q.group("name")))
+        owner = q.group("name")
+        tiers += [lambda: _members(ctx, same, owner), lambda: _members_elsewhere(ctx, home, owner),
+                  lambda: _remembered(ctx, home, lo)]
     elif not any(n.startswith(prefix) for n in here):
-        tiers.append({n for d in same if d is not home for n in top_level(d, captures(ctx.grammars, d))})
-    for names in tiers:
-        found = {n for n in names if n.startswith(prefix) and n != prefix and n not in KEYWORDS}
+        tiers += [lambda: {n for d in same if d is not home for n in top_level(d, captures(ctx.grammars, d))},
+                  lambda: _remembered(ctx, home, lo)]
+    for tier in tiers:
+        found = {n for n in tier() if n.startswith(prefix) and n != prefix and n not in KEYWORDS}
         if len(found) == 1:
             return found.pop()
         if len(found) > 1:
@@ -133,6 +146,26 @@ def _members(ctx: RuleContext, docs: list[ParsedDoc], owner: str) -> set[str]:
             if n is not None and n.type in OWNERS and _owner_name(d, n) == owner:
                 out |= member_names(d, n)
     return out
+
+
+def _members_elsewhere(ctx: RuleContext, home: ParsedDoc, owner: str) -> set[str]:
+    """The members of ``owner`` where a file that is not open defines it (the memory says which
+    file; it is read and parsed now)."""
+    if ctx.memory is None:
+        return set()
+    found = ctx.memory.defining_file(owner, set(ctx.by_uri))
+    if found is None or found.grammar != home.doc.grammar:
+        return set()
+    return _members(ctx, parse_all([found], ctx.grammars), owner)
+
+
+def _remembered(ctx: RuleContext, home: ParsedDoc, lo: int) -> set[str]:
+    """The one name the memory's continuations at the word's start imply (``recall.best_word``)."""
+    if ctx.memory is None:
+        return set()
+    words = ctx.memory.words(home.doc.uri, home.doc.text, lo, ctx.query.cursor)
+    word = best_word(words, ctx.memory.min_probability)
+    return set() if word is None else {word}
 
 
 def _package(d: ParsedDoc) -> str | None:

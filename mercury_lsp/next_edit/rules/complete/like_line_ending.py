@@ -1,12 +1,15 @@
 """NE502 like-line-ending: a half-typed line at the cursor is finished like the document's lines
-that start the same way.
+that start the same way, else, when it does not parse, like the repository memory's code after
+the same code.
 
 **What.** When the line the cursor ends does not parse (the user stopped mid-line: ``err = f(``,
 ``max_depth: Option``, ``from datetime import``; tree-sitter often puts the error on the line
 after, so both lines count), it is finished like the lines that start the same way
 (``endings``: the same text, in the document or its text before the recent edits; or the same
-tokens up to a renaming of identifiers, among its sibling lines), the first of the best-ranked
-``MAX_ENDINGS_TRIED`` endings that leaves fewer parse errors on the line.
+tokens up to a renaming of identifiers, among its sibling lines), then, with the repository
+memory built and for a line that does not parse, like the repository's code that matches the
+code before the cursor (the memory's rests of the line that pass ``completion.minProbability``),
+the first of the best-ranked ``MAX_ENDINGS_TRIED`` endings that leaves fewer parse errors on the line.
 
 A line the newest edit wrote can be unfinished and still parse (``this._execs`` in JavaScript,
 ``err = cmd.execute`` in Go): it is finished too when the ending its like lines have closes with a
@@ -22,6 +25,8 @@ is inserted.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
@@ -52,7 +57,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
     language = ctx.grammars.language(home.doc.grammar)
     like = same_start(home, line, cursor, not before) + same_shape(home, line, cursor, language, not before)
     tried = 0
-    for ending in dict.fromkeys(like):
+    for ending, reason in _endings(ctx, home, like, bool(before)):
         if not before and (not _unfinished(typed, ending) or (typed + ending).strip() in removed):
             continue
         tried += 1
@@ -60,9 +65,28 @@ def run(ctx: RuleContext) -> list[Prediction]:
             break
         errors = at.errors_with(text[:cursor] + ending + text[cursor:], len(ending))
         if errors < before or errors == before == 0:
-            return [Prediction(home.doc.uri, cursor, cursor, ending, LIKE_LINE_ENDING.value,
-                               "finishes the line like the lines that start the same way", RULE.kind, "syntax", "")]
+            return [Prediction(home.doc.uri, cursor, cursor, ending, LIKE_LINE_ENDING.value, reason, RULE.kind,
+                               "syntax", "")]
     return []
+
+
+def _endings(ctx: RuleContext, home: ParsedDoc, like: list[str], broken: bool) -> Iterator[tuple[str, str]]:
+    """The document's like lines' endings, then (asked only when those are spent, and only for a
+    line that does not parse) the repository memory's rests of the line that pass its gate
+    (``recall.Recall.endings``), each once. A line that parses was written whole, or is prose in a
+    string: on the dev histories the memory's endings there were all wrong (`` {`` after a Go
+    function type, ``()`` and ``.`` in docstrings)."""
+    seen: set[str] = set()
+    for ending in like:
+        if ending not in seen:
+            seen.add(ending)
+            yield ending, "finishes the line like the lines that start the same way"
+    if ctx.memory is None or not broken:
+        return
+    for ending in ctx.memory.endings(home.doc.uri, home.doc.text, ctx.query.cursor):
+        if ending not in seen:
+            seen.add(ending)
+            yield ending, "finishes the line as the repository's code goes on after the same code"
 
 
 def _unfinished(typed: str, ending: str) -> bool:

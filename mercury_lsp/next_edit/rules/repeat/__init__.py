@@ -22,5 +22,7 @@ spacing. Each token rule goes to the family's rules (``search``):
 Their sites are ranked together (``search``: the age of their example, the cursor's document
 first, the length of the anchor they matched — structural similarity —, then the distance to the
 cursor), taken once per place, and at most ``nextEdit.repeatMaxResults`` of them are offered.
-``patterns`` turns a token rule into a regex over a document and its backed-off variants.
+``grouped-parameters`` (NE206) is of the family's codes but not of its token search: it reads a
+grouping of parameters from the syntax (``a T, b T`` -> ``a, b T``) and finds its places in the
+parameter lists. ``patterns`` turns a token rule into a regex over a document and its backed-off variants.
 """

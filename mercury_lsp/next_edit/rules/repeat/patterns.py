@@ -112,8 +112,12 @@ def backed_off(rule: TokenRule):
     disagree, ``rules.generalise``: abstracting one example's anchors matched unrelated sites —
     every ``import x from`` for one import's new names.)"""
     seen = set()
+    # a lead longer than CONTEXT_TOKENS reached back to a name (``tokens.NAMED_LEAD_TOKENS``): it is
+    # kept whole while the trail backs off
+    whole = (rule.lead,) if len(rule.lead) > CONTEXT_TOKENS and not rule.layout else ()
     for n in range(max(CONTEXT_TOKENS, len(rule.lead), len(rule.trail)), 0, -1):
-        for lead, trail in ((rule.lead[-n:], rule.trail[:n]), (rule.lead[-n:], rule.trail[:n - 1]),
+        for lead, trail in ((rule.lead[-n:], rule.trail[:n]), *((w, rule.trail[:n]) for w in whole),
+                            (rule.lead[-n:], rule.trail[:n - 1]),
                             (rule.lead[len(rule.lead) - n + 1:] if n > 1 else (), rule.trail[:n])):
             if (not rule.deleted and not (lead and trail)) or not (lead or trail):
                 continue

@@ -24,6 +24,11 @@ from mercury_lsp.next_edit.text import (
 
 FAMILY = "repeat"  # the family's name (``RuleContext.family``): its rules share one search
 CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
+# An insertion within a line whose CONTEXT_TOKENS anchors are punctuation and numbers only (``[1]`` + ``)`` for
+# ``basename(argv[1])`` -> ``basename(argv[1], '.js')``) has its lead reach back, on its line, to
+# the nearest name of the user's code, at most this many tokens: an insertion must be anchored on
+# a name (``repeated_pattern``), and the name that is there says where it repeats.
+NAMED_LEAD_TOKENS = 8
 # A layout rule's tokens are mostly punctuation ('-> X: ...'): more of its line anchors it.
 LAYOUT_CONTEXT_TOKENS = 6
 MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')
@@ -89,6 +94,9 @@ def rules_from_edit(before: str, after: str) -> list[TokenRule]:
         trail = [t for t in ta[i2:i2 + CONTEXT_TOKENS] if "\n" not in before[there:t.start]]
         if not lead and not trail:
             continue
+        if (i1 == i2 and len(lead) == CONTEXT_TOKENS and 0 < j1 < j2 and not any(_names(t.text) for t in lead + trail)
+                and "\n" not in after[tb[j1 - 1].end:tb[j2].start if j2 < len(tb) else tb[j2 - 1].end]):
+            lead = _named_lead(before, ta, i1, here) or lead
         # the inserted text spans from the end of the lead anchor to the start of the trail anchor
         s = tb[j1 - 1].end if lead and j1 > 0 else (tb[j1].start if j1 < len(tb) else ah)
         e = tb[j2].start if trail and j2 < len(tb) else (tb[j2 - 1].end if j2 > 0 else s)
@@ -104,6 +112,22 @@ def rules_from_edit(before: str, after: str) -> list[TokenRule]:
         rules.append(TokenRule(tuple(t.text for t in lead), tuple(t.text for t in ta[i1:i2]),
                           tuple(t.text for t in trail), after[s:e], indent, (s, e)))
     return rules
+
+
+def _names(token: str) -> bool:
+    return IDENT.match(token) is not None and token not in KEYWORDS
+
+
+def _named_lead(before: str, ta: list[Tok], i1: int, here: int) -> list[Tok] | None:
+    """The tokens before ``ta[i1]`` on its line back to the nearest name (``NAMED_LEAD_TOKENS``
+    at most); None when the line has none that near."""
+    for n in range(CONTEXT_TOKENS + 1, min(NAMED_LEAD_TOKENS, i1) + 1):
+        t = ta[i1 - n]
+        if "\n" in before[t.end:here]:
+            return None
+        if _names(t.text):
+            return ta[i1 - n:i1]
+    return None
 
 
 def _layout_rules(before: str, after: str, ta: list[Tok], tb: list[Tok]) -> list[TokenRule]:

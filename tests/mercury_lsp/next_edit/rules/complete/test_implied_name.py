@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mercury_lsp.next_edit.rules.complete import implied_name
+from tests.support import memory as mem_support
 from tests.support import next_edit as ne
 
 SHAPE = ne.doc("file:///src/shape.rs", "pub enum Shape {\n    Circle(f64),\n    Square { side: f64 },\n}\n\n"
@@ -65,3 +66,75 @@ def test_complete_names_ambiguous_words_and_prose_are_left_alone():
         after = src.replace("    pass\n", "    pass\n" + typed)
         d = ne.doc("file:///report.py", after, (src,), (2.0,))
         assert edits(d, stats, cursor=len(after)) == [], typed
+
+
+# ---------------------------------------------------------------- the repository memory (tier 4)
+SHAPE_RS = "pub enum Shape {\n    Circle(f64),\n    Square { side: f64 },\n}\n"
+
+
+def test_a_variant_defined_in_a_file_no_editor_shows_comes_from_the_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    mem_support.write(ws, {"src/shape.rs": SHAPE_RS, "src/lib.rs": "pub mod shape;\n"})
+    mem = mem_support.built(ws.resolve())
+    try:
+        after = DRAW.replace("        Shape::Circle(r) => circle(r),\n",
+                             "        Shape::Circle(r) => circle(r),\n        Shape::Sq")
+        d = ne.doc((ws / "src/draw.rs").resolve().as_uri(), after, (DRAW,), (1.0,), grammar="rust")
+        cursor = after.index("Shape::Sq") + len("Shape::Sq")
+        assert edits(d, cursor=cursor) == []  # the open documents alone do not define Shape
+        found = ne.rule_edits(implied_name.RULE, d, cursor=cursor, memory=ne.recall(mem, d))
+        assert [(p.start, p.new_text) for p in found] == [(cursor, "uare")]
+    finally:
+        mem.close()
+
+
+CLIENT_TS = """\
+import { fetchWith } from "./http";
+
+export const DEFAULT_TIMEOUT_MS = 5000;
+
+export function getUser(url: string) {
+  return fetchWith(url, DEFAULT_TIMEOUT_MS);
+}
+"""
+
+
+def test_the_memory_s_continuations_give_the_name_the_repository_writes_there(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    mem_support.write(ws, {"src/client.ts": CLIENT_TS})
+    mem = mem_support.built(ws.resolve())
+    try:
+        before = 'import { fetchWith } from "./http";\n\nexport function getOrder(url: string) {\n}\n'
+        after = before.replace("{\n}", "{\n  return fetchWith(url, DEFAULT_T\n}")
+        d = ne.doc((ws / "src/orders.ts").resolve().as_uri(), after, (before,), (1.0,), grammar="typescript")
+        cursor = after.index("DEFAULT_T") + len("DEFAULT_T")
+        assert edits(d, cursor=cursor) == []
+        found = ne.rule_edits(implied_name.RULE, d, cursor=cursor, memory=ne.recall(mem, d))
+        assert [p.new_text for p in found] == ["IMEOUT_MS"]
+    finally:
+        mem.close()
+
+
+def test_a_python_module_attribute_the_repository_calls_comes_from_the_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    mem_support.write(ws, {"pkg/a.py": "import logging\n\nlogger = logging.getLogger(__name__)\n",
+                           "pkg/b.py": "import logging\n\nlogger = logging.getLogger(__name__)\n"})
+    mem = mem_support.built(ws.resolve())
+    try:
+        before = "import logging\n\n"
+        after = before + "logger = logging.getLo"
+        d = ne.doc((ws / "pkg/c.py").resolve().as_uri(), after, (before,), (1.0,))
+        assert edits(d, cursor=len(after)) == []
+        found = ne.rule_edits(implied_name.RULE, d, cursor=len(after), memory=ne.recall(mem, d))
+        assert [p.new_text for p in found] == ["gger"]
+        # a name the repository writes there that does not start with what was typed is no candidate
+        mem_support.write(ws, {"pkg/d.py": "import logging\n\nlogger = logging.getLevelName(10)\n"})
+        mem.changed(ws / "pkg/d.py")
+        assert mem.settle(mem_support.SETTLE_S)
+        words = ne.recall(mem, d).words(d.uri, after, after.index("getLo"), len(after))
+        assert set(words) == {"getLogger"}  # getLevelName does not start with the typed 'getLo'
+    finally:
+        mem.close()

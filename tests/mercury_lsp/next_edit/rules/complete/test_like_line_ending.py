@@ -3,9 +3,12 @@ way (Python, JavaScript, Go, Rust)."""
 
 from __future__ import annotations
 
+from mercury_lsp.completion.choose import memory_lines
 from mercury_lsp.next_edit import DocState, NextEditQuery, predict
+from mercury_lsp.next_edit.rules.complete import like_line_ending
 from mercury_lsp.syntax import Grammars
-from tests.support.next_edit import ask, doc
+from tests.support import memory as mem_support
+from tests.support.next_edit import ask, doc, recall, rule_edits
 
 G = Grammars()
 
@@ -121,3 +124,104 @@ def test_a_half_typed_line_is_finished_like_the_lines_that_start_the_same_way():
     cursor = after.index("\trequest:\n\toptions") + len("\trequest:")
     preds = ask(doc("file:///h.ts", after, (src,), (1.0,), grammar="typescript"), cursor=cursor)
     assert [(p.start, p.new_text, p.kind) for p in preds] == [(cursor, " Request;", "complete")]
+
+
+# ---------------------------------------------------------------- the repository memory's lines
+CLI_PY = """\
+import argparse
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="tool")
+    parser.add_argument("--verbose", action="store_true", help="say more")
+    return parser
+"""
+
+
+def test_a_half_typed_line_no_document_line_starts_like_is_finished_like_the_repository_s(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    mem_support.write(ws, {"tool/cli.py": CLI_PY})
+    mem = mem_support.built(ws.resolve())
+    try:
+        before = "import argparse\n\n\ndef other_parser():\n    parser = argparse.ArgumentParser(prog=\"other\")\n    return parser\n"
+        typed = '    parser.add_argument("--verbose", action='
+        at = before.index("    return parser")
+        after = before[:at] + typed + "\n" + before[at:]
+        d = doc((ws / "tool/other.py").resolve().as_uri(), after, (before,), (1.0,))
+        cursor = at + len(typed)
+        assert rule_edits(like_line_ending.RULE, d, cursor=cursor) == []  # no line of the document starts so
+        found = rule_edits(like_line_ending.RULE, d, cursor=cursor, memory=recall(mem, d))
+        assert [(p.start, p.new_text) for p in found] == [(cursor, '"store_true", help="say more")')]
+    finally:
+        mem.close()
+
+
+RELEASE_GO = """\
+package release
+
+import "fmt"
+
+func Tag(version string) error {
+	if version == "" {
+		return fmt.Errorf("release: empty version %q", version)
+	}
+	return nil
+}
+"""
+
+
+def test_a_go_line_is_finished_from_a_file_that_is_not_open(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    mem_support.write(ws, {"release/tag.go": RELEASE_GO})
+    mem = mem_support.built(ws.resolve())
+    try:
+        before = "package release\n\nimport \"fmt\"\n\nfunc Push(version string) error {\n\treturn nil\n}\n"
+        typed = '\t\treturn fmt.Errorf("release: empty version'
+        at = before.index("\treturn nil")
+        after = before[:at] + '\tif version == "" {\n' + typed + "\n\t}\n" + before[at:]
+        d = doc((ws / "release/push.go").resolve().as_uri(), after, (before,), (1.0,), grammar="go")
+        cursor = after.index(typed) + len(typed)
+        assert rule_edits(like_line_ending.RULE, d, cursor=cursor) == []
+        found = rule_edits(like_line_ending.RULE, d, cursor=cursor, memory=recall(mem, d))
+        assert [p.new_text for p in found] == [' %q", version)']
+    finally:
+        mem.close()
+
+
+def test_a_line_that_parses_gets_no_ending_from_the_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    mem_support.write(ws, {"pkg/funcs.go": "package pkg\n\ntype Handler func(name string) error {\n}\n"
+                                           "func Handler2(name string) error {\n\treturn nil\n}\n"})
+    mem = mem_support.built(ws.resolve())
+    try:
+        before = "package pkg\n\n"
+        after = before + "type Handler func(name string) error\n"
+        d = doc((ws / "pkg/types.go").resolve().as_uri(), after, (before,), (1.0,), grammar="go")
+        cursor = len(after) - 1
+        assert recall(mem, d).endings(d.uri, after, cursor)  # the memory has an ending ...
+        assert rule_edits(like_line_ending.RULE, d, cursor=cursor, memory=recall(mem, d)) == []  # ... not used
+    finally:
+        mem.close()
+
+
+def test_the_memory_s_ending_must_follow_a_line_that_starts_like_the_typed_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    funcs = "".join(f"func F{i}(a []string, b []string) ([]string, error) {{\n\treturn a, nil\n}}\n" for i in range(12))
+    mem_support.write(ws, {"pkg/list.go": "package pkg\n\n" + funcs})
+    mem = mem_support.built(ws.resolve())
+    try:
+        before = "package pkg\n\nfunc f() {\n}\n"
+        typed = "\tqueries := make([]string,"
+        after = before.replace("{\n}", "{\n" + typed + "\n}")
+        d = doc((ws / "pkg/f.go").resolve().as_uri(), after, (before,), (1.0,), grammar="go")
+        cursor = after.index(typed) + len(typed)
+        lines = memory_lines(recall(mem, d).request, d.uri, after, cursor)
+        assert any(s.text == " error) {" and s.probability >= recall(mem, d).min_probability for s in lines)
+        assert recall(mem, d).endings(d.uri, after, cursor) == []  # after '[]string,' only, not the line's start
+        assert rule_edits(like_line_ending.RULE, d, cursor=cursor, memory=recall(mem, d)) == []
+    finally:
+        mem.close()

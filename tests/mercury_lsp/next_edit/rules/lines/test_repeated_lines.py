@@ -69,3 +69,27 @@ def test_binary_and_huge_documents_give_no_line_repeats():
     huge_src = "    log.debug('value')\n" * 60_000  # ~1.4 MB: the deleted line stands everywhere
     huge = huge_src.replace("    log.debug('value')\n", "", 1)
     assert ask(doc("file:///a.py", huge, (huge_src,), (1.0,))) == []
+
+
+def test_an_import_goes_into_another_document_only_where_it_uses_a_name_it_brings():
+    """Python: ``import hashlib`` written in serializer.py is not inserted into timed.py, which does
+    not use hashlib; it is into signer.py, which calls ``hashlib.sha1`` without importing it."""
+    src = "import json\nimport time\n\n\ndef dumps(x):\n    return json.dumps(x)\n"
+    after = src.replace("import json\n", "import json\nimport hashlib\n")
+    timed = "import json\nimport time\n\n\ndef stamp():\n    return time.time()\n"
+    signer = "import json\nimport time\n\n\ndef digest():\n    return hashlib.sha1\n"
+    home = doc("file:///serializer.py", after, (src,), (1.0,))
+    preds = [p for p in ask(home, doc("file:///timed.py", timed), doc("file:///signer.py", signer))
+             if p.rule == "NE301"]
+    assert {p.uri for p in preds} == {"file:///signer.py"}
+
+
+def test_an_import_the_other_document_does_not_use_is_not_repeated_there_javascript():
+    src = "import fs from 'fs';\nimport path from 'path';\n\nexport const read = (p) => fs.readFileSync(p);\n"
+    after = src.replace("import fs from 'fs';\n", "import fs from 'fs';\nimport {pEvent} from 'p-event';\n")
+    other = "import fs from 'fs';\nimport path from 'path';\n\nexport const size = (p) => fs.statSync(p).size;\n"
+    user = other.replace("fs.statSync(p).size", "pEvent(fs.statSync(p), 'size')")
+    home = doc("file:///a.js", after, (src,), (1.0,), grammar="javascript")
+    assert not [p for p in ask(home, doc("file:///b.js", other, grammar="javascript")) if p.rule == "NE301"]
+    preds = [p for p in ask(home, doc("file:///c.js", user, grammar="javascript")) if p.rule == "NE301"]
+    assert [p.new_text for p in preds] == ["import {pEvent} from 'p-event';\n"]

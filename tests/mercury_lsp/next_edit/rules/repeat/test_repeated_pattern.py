@@ -177,3 +177,33 @@ def test_a_condition_of_a_generic_shape_repeats_only_where_the_line_reads_like_t
     after = rare.replace("  if (!conf) {\n    return null;", "  if (!conf || conf.skip) {\n    return null;")
     preds = ask(doc("file:///l.js", after, (rare,), (1.0,), grammar="javascript"), cursor=after.index("conf.skip"))
     assert sorted(after.count("\n", 0, p.start) for p in preds) == [5, 8, 10]  # 'conf' is used at few places
+
+
+def test_an_insertion_after_punctuation_is_anchored_on_the_nearest_name_of_its_line():
+    """``basename(argv[1])`` -> ``basename(argv[1], '.js')``: the three tokens before the insertion
+    (``[1]``) name nothing; the lead reaches back to ``argv``, and the other ``basename(argv[1])``
+    gets the argument — not the ``dirname(path[1])`` whose punctuation reads the same."""
+    src = ("function a(argv) {\n  this.name = basename(argv[1]);\n}\n\n"
+           "function b(argv, args) {\n  var bin = basename(argv[1]) + '-' + args[0];\n"
+           "  var dir = dirname(path[1]) + '-';\n}\n")
+    after = src.replace("basename(argv[1]);", "basename(argv[1], '.js');")
+    rule, = rules_from_edit(src, after)
+    assert rule.lead[0] == "argv" and rule.inserted == ", '.js'"
+    preds = ask(doc("file:///i.js", after, (src,), (1.0,), grammar="javascript"))
+    assert applied(after, preds, "file:///i.js") == after.replace(
+        "basename(argv[1]) + '-'", "basename(argv[1], '.js') + '-'")
+
+
+def test_a_lead_reaching_back_to_a_name_stays_on_its_line():
+    """Python: ``wait(timeout[0])`` -> ``wait(timeout[0], 5)`` repeats where ``timeout[0]``
+    stands again; a lead never reaches back past its line's start (``(1 + 2)`` + ``, 3``
+    is anchored on the line's own tokens only)."""
+    src = "def f(timeout):\n    wait(timeout[0])\n    step()\n    wait(timeout[0])\n"
+    after = src.replace("wait(timeout[0])", "wait(timeout[0], 5)", 1)
+    preds = ask(doc("file:///w.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///w.py") == src.replace("wait(timeout[0])", "wait(timeout[0], 5)")
+    pair = "total = f(x)\ny = (1 + 2)\n"
+    rule, = rules_from_edit(pair, pair.replace("(1 + 2)", "(1 + 2, 3)"))
+    assert rule.lead == ("y", "=", "(", "1", "+", "2")
+    rule, = rules_from_edit("f(x)\n(1 + 2)\n", "f(x)\n(1 + 2, 3)\n")
+    assert rule.lead == ("1", "+", "2")  # no name on its line: the three tokens before it

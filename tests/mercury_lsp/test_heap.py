@@ -1,0 +1,81 @@
+"""The daemon's allocator settings (mercury_lsp/heap.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from mercury_lsp import heap
+
+THREADS = 8  # more threads allocating at once than the cap: each would get an arena of its own
+
+# A process that starts THREADS threads which all allocate while alive together, then prints
+# glibc's per-arena statistics (malloc_stats writes them to stderr, one "Arena N:" each).
+PROBE = textwrap.dedent(f"""
+    import ctypes, sys, threading
+    from mercury_lsp import heap
+    if sys.argv[1] == "capped":
+        assert heap.configure_allocator()
+    barrier = threading.Barrier({THREADS})
+    def work():
+        blocks = [bytearray(200_000) for _ in range(4)]  # past pymalloc: glibc's malloc
+        barrier.wait()
+    threads = [threading.Thread(target=work) for _ in range({THREADS})]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    heap._libc.malloc_stats()
+""")
+
+
+def arenas(mode: str, env: dict[str, str] | None = None) -> int:
+    import os
+
+    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True,
+                         env={**os.environ, **(env or {})})
+    return sum(line.startswith("Arena ") for line in out.stderr.splitlines())
+
+
+@pytest.mark.skipif(heap._libc is None or not hasattr(heap._libc, "mallopt"), reason="glibc only")
+def test_the_daemon_caps_the_allocators_arenas(monkeypatch):
+    """Every thread that allocated had an arena of its own, each keeping its free space (issue 27,
+    F11: the soak's heaps reached twice the memory in use). Capped, threads share ARENA_MAX."""
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert arenas("default") > heap.ARENA_MAX
+    assert arenas("capped") <= heap.ARENA_MAX
+
+
+def test_the_environment_wins(monkeypatch):
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert heap.configure_allocator() is False
+
+
+def test_the_heap_trace_names_what_grew(tmp_path, monkeypatch):
+    """The debugging report (``MERCURY_LSP_HEAP_TRACE``): off without its variable; with it, each
+    report after the first lists the allocation sites that grew since, with their counts."""
+    import json
+    import tracemalloc
+
+    from mercury_lsp.heap_trace import ENV_FILE, HeapTrace
+
+    monkeypatch.delenv(ENV_FILE, raising=False)
+    assert HeapTrace.from_env() is None
+    monkeypatch.setenv(ENV_FILE, str(tmp_path / "trace.jsonl"))
+    trace = HeapTrace.from_env()
+    kept = []
+    tracemalloc.start(trace.frames)
+    try:
+        trace.report()
+        kept.extend(bytearray(1000) for _ in range(2000))  # ~2 MB from this line
+        second = trace.report()
+    finally:
+        tracemalloc.stop()
+    top = second["grown"][0]
+    assert "test_heap.py" in top["site"] and top["grew_count"] >= 2000 and top["grew_kb"] > 1900
+    lines = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert len(lines) == 2 and "grown" not in lines[0] and lines[1]["rss_mb"] > 0
+
