@@ -43,6 +43,23 @@ def indentation(line: str) -> str:
     return line[:len(line) - len(line.lstrip(" \t"))]
 
 
+def document(p) -> tuple[str, int, int]:
+    """(text, line, character) of a task as the editor holds it: the prompt, the missing line's
+    indentation typed, the suffix; the cursor after the indentation."""
+    indent = indentation(p.canonical_solution)
+    return p.prompt + indent + "\n" + p.suffix, p.prompt.count("\n"), len(indent)
+
+
+def completion_of(p, item: dict | None, encoding: str) -> tuple[str, bool]:
+    """(the text between the prompt and the suffix once ``item`` is applied, whether it changed
+    the document); an item that reaches into the prompt or the suffix leaves the line as typed."""
+    text, _, character = document(p)
+    new = text if item is None else apply_item(text, len(p.prompt) + character, item, encoding)
+    ok = new.startswith(p.prompt) and new.endswith(p.suffix) and len(new) >= len(p.prompt) + len(p.suffix)
+    typed = text[len(p.prompt):len(text) - len(p.suffix)]
+    return (new[len(p.prompt):len(new) - len(p.suffix)] if ok else typed), new != text
+
+
 def completions(arm_name: str, problems, log_dir: Path | None) -> tuple[list[str], list[float], int]:
     """(completion per problem, latency ms per request, items shown) through one server."""
     arm = resolve([arm_name])[0]
@@ -54,16 +71,12 @@ def completions(arm_name: str, problems, log_dir: Path | None) -> tuple[list[str
         out, lat, shown = [], [], 0
         try:
             for p in problems:
-                indent = indentation(p.canonical_solution)
-                text = p.prompt + indent + "\n" + p.suffix
-                line = p.prompt.count("\n")
-                item, ms, _ = session.ask(DOC, text, line, len(indent), REQUEST_TIMEOUT_S)
+                text, line, character = document(p)
+                item, ms, _ = session.ask(DOC, text, line, character, REQUEST_TIMEOUT_S)
                 lat.append(ms)
-                new = text if item is None else apply_item(text, len(p.prompt) + len(indent), item, session.encoding)
-                if new != text:
-                    shown += 1
-                ok = new.startswith(p.prompt) and new.endswith(p.suffix) and len(new) >= len(p.prompt) + len(p.suffix)
-                out.append(new[len(p.prompt):len(new) - len(p.suffix)] if ok else indent + "\n")
+                completion, changed = completion_of(p, item, session.encoding)
+                out.append(completion)
+                shown += changed
         finally:
             session.close()
     return out, lat, shown
