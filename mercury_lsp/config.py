@@ -154,7 +154,7 @@ class CompletionOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=Tru
     model_scores: bool = False
     # The precision gate: a suggestion is shown only when the ranker's probability that it is
     # exactly right reaches this (0: always show the best). Chosen on the benchmark's dev
-    # repositories for 70 % precision (benchmarks/completion/fit_ranker.py).
+    # repositories for 70 % precision (benchmarks/memory/fit_ranker.py).
     min_probability: UnitFloat = 0.2
     # An identifier the model writes that exists nowhere in the document, the open documents or
     # the repository (and is not being defined) is replaced by a known one it starts, or the

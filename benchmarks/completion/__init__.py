@@ -6,10 +6,6 @@ boundaries (``cases``), and an outside LSP client (``client``) drives ``mercury-
 each repository as its workspace, one arm of settings at a time (``arms``), beside two no-model
 baselines the benchmark computes itself (``baselines``). ``run`` scores and reports.
 
-The runner imports neither the daemon (``mercury_lsp``) nor the model: the benchmark sees the
-server only on the wire. Beside it, in-process studies of the memory (``STUDIES``: fitting the
-ranker, the memory's structures, scale and block spans, the model's features) call the daemon's
-code directly and are never imported by the runner. ``docs/benchmarks/completion.md`` has the commands and the definitions.
+Nothing here imports the daemon (``mercury_lsp``) or the model: the benchmark sees the server
+only on the wire. ``docs/benchmarks/completion.md`` has the commands and the definitions.
 """
-
-STUDIES = ("fit_ranker", "memory_blocks", "memory_scale", "memory_structures", "model_features")

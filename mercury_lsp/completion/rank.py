@@ -4,7 +4,7 @@ draft alike get a probability of being exactly the line the user is writing.
 The probability is a logistic model over the candidate's features (``FEATURES``: what the memory
 knows about it — how long a context it follows, how often, how alone, whether the code below
 agrees — and what the model thinks of it). Its weights are one typed table, ``RankerWeights``,
-fitted on the completion benchmark's dev repositories by ``benchmarks/completion/fit_ranker.py``
+fitted on the completion benchmark's dev repositories by ``benchmarks/memory/fit_ranker.py``
 and shipped as ``ranker.json`` beside this module; nothing else in the daemon holds a tuning
 number for it. The precision gate (``completion.minProbability``) compares the best candidate's
 probability with a threshold chosen on the same data.

@@ -395,16 +395,12 @@ def test_the_benchmark_imports_no_daemon_or_model_code():
 
     import benchmarks.completion as pkg
 
-    studies = {f"benchmarks.completion.{s}" for s in pkg.STUDIES}
     for path in Path(pkg.__file__).parent.glob("*.py"):
-        if f"benchmarks.completion.{path.stem}" in studies:  # in-process studies of the memory
-            continue
         tree = ast.parse(path.read_text())
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         roots = {n.split(".")[0] for n in names}
         assert not roots & {"mercury_lsp", "engine", "mercury_engine", "mercury_train"}, path
-        assert not set(names) & studies, path  # the runner never reaches a study
         # no other benchmark's code but the tests' and benchmarks' one wire client
         assert all(n.startswith(("benchmarks.completion", "benchmarks.common.jsonrpc"))
                    for n in names if n.startswith("benchmarks")), path

@@ -1,7 +1,7 @@
 """The repository memory at scale: build time, memory, size on disk and query latency at 1 000,
 10 000 and 50 000 files of real code.
 
-    python -m benchmarks.completion.memory_scale [--sizes 1000 10000 50000] [--queries 300]
+    python -m benchmarks.memory.scale [--sizes 1000 10000 50000] [--queries 300]
         [--out benchmarks/results/memory_scale.json]
 
 The workspace of each size is the first N eligible files (``memory.sources``) of real code on this
@@ -173,7 +173,7 @@ def child(root: Path, cache: Path, queries: int) -> dict:
 
 
 def run_child(root: Path, cache: Path, queries: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "benchmarks.completion.memory_scale", "--child", str(root),
+    out = subprocess.run([sys.executable, "-m", "benchmarks.memory.scale", "--child", str(root),
                           str(cache), str(queries)], capture_output=True, text=True, cwd=REPO_ROOT,
                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     if out.returncode != 0:

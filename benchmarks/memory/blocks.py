@@ -1,7 +1,7 @@
 """Block spans from the repository memory, on the dev repositories: how often the memory's body
 for a block header passes the precision gate, and how often its first line is the right one.
 
-    python -m benchmarks.completion.memory_blocks [--cases-dir DIR] [--per-repo 40]
+    python -m benchmarks.memory.blocks [--cases-dir DIR] [--per-repo 40]
 
 Cases: in each dev checkout of ``fit_ranker``'s cases folder, lines that open a block (ending
 with ``:`` or ``{``) followed by a deeper line; the cursor at the end of the header, the
@@ -18,7 +18,7 @@ import random
 import sys
 from pathlib import Path
 
-from benchmarks.completion.fit_ranker import default_cases_dir
+from benchmarks.memory.fit_ranker import default_cases_dir
 from mercury_lsp.completion.rank import DocNames, rank
 from mercury_lsp.config import Settings
 from mercury_lsp.memory import Context, Memory, MemoryOptions

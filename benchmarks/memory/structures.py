@@ -1,7 +1,7 @@
 """The measurements behind the repository memory's structures (docs/memory.md), side by side on
 the same data:
 
-    python -m benchmarks.completion.memory_structures [--files 10000] [--cases-dir DIR]
+    python -m benchmarks.memory.structures [--files 10000] [--cases-dir DIR]
         [--out benchmarks/results/memory_structures.json]
 
 1. **Longest matching left context -> continuations**, over the same token ids of the first
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.completion.fit_ranker import cut_case, default_cases_dir, load_cases
-from benchmarks.completion.memory_scale import RESULTS, materialize, percentile
+from benchmarks.memory.fit_ranker import cut_case, default_cases_dir, load_cases
+from benchmarks.memory.scale import RESULTS, materialize, percentile
 from mercury_lsp.memory.chunks import bm25, chunk_arrays
 from mercury_lsp.memory.shard import Shard
 from mercury_lsp.memory.sources import read_source

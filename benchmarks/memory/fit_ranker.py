@@ -1,6 +1,6 @@
 """Fit the completion ranker and choose the precision gate's default, on dev repositories only.
 
-    python -m benchmarks.completion.fit_ranker [--cases-dir DIR] [--model] [--write]
+    python -m benchmarks.memory.fit_ranker [--cases-dir DIR] [--model] [--write]
         [--min-precision 0.7] [--out benchmarks/results/completion_ranker.json]
 
 Cases: the completion benchmark's case builder run on the dev split with more cases per
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_cases(root)
     model = None
     if args.model:
-        from benchmarks.completion.model_features import ModelFeatures
+        from benchmarks.memory.model_features import ModelFeatures
 
         model = ModelFeatures()
     data = collect(root, cases, model)
