@@ -13,6 +13,9 @@ three kinds, chosen per row:
   Line ends are tokens that hold a line break; a token that merges the break with the next
   line's indentation (``"\\n    "``) ends the span with that indentation, where the sampler's
   canvas (prefix, span and suffix tokenized separately) would end it at the break;
+* **retrieval** (a share ``retrieval_frac`` of the diffusion rows, when rows are given): an
+  infill canvas prepared with chunks of other files of the same package before the prefix
+  (``mercury_train/retrieval.py``), its span masked like an infill row's;
 * **fill-in-the-middle, autoregressive** (``ar`` batches only): the same canvas reordered as
   suffix, ``<|endoftext|>``, prefix, span, padding — the causal model learns to write a span
   after seeing both sides.
@@ -28,6 +31,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from mercury_train.retrieval import RetrievalRows
 
 # (kind, probability): the retired text-level example maker's mix (the embedded model's training).
 SPAN_KINDS = (("line", 0.35), ("rest_of_line", 0.2), ("lines", 0.25), ("tokens", 0.12), ("empty", 0.08))
@@ -59,7 +64,8 @@ class DeviceBatcher:
     """Batches from a token stream held on ``device``; ``newline`` marks the vocabulary's ids
     whose text holds a line break."""
 
-    def __init__(self, stream: Tensor, newline: Tensor, spec: BatchSpec, seed: int) -> None:
+    def __init__(self, stream: Tensor, newline: Tensor, spec: BatchSpec, seed: int,
+                 retrieval: RetrievalRows | None = None) -> None:
         if stream.numel() <= spec.seq_len + 1:
             raise ValueError(f"the token stream ({stream.numel()} tokens) is shorter than one window "
                              f"({spec.seq_len} tokens)")
@@ -71,6 +77,9 @@ class DeviceBatcher:
         self.ar = torch.arange(spec.seq_len, device=self.device)
         probs = torch.tensor([p for _, p in SPAN_KINDS], device=self.device)
         self.kind_cdf = torch.cumsum(probs, 0) / probs.sum()
+        if retrieval is not None and retrieval.tokens.shape[1] != spec.seq_len:
+            raise ValueError(f"retrieval rows of {retrieval.tokens.shape[1]} tokens for windows of {spec.seq_len}")
+        self.retrieval = retrieval.to(self.device) if retrieval is not None else None
 
     def _u(self, *shape: int) -> Tensor:
         return torch.rand(shape, generator=self.gen, device=self.device)
@@ -129,13 +138,22 @@ class DeviceBatcher:
         return tokens.masked_fill(pads, s.pad_id), a, n, p
 
     # ------------------------------------------------------------------ batches
-    def diffusion(self, b: int, infill_frac: float, t: float | None = None) -> TensorBatch:
-        """Masked-diffusion rows, a share ``infill_frac`` of them infill canvases; ``t`` fixes
+    def diffusion(self, b: int, infill_frac: float, t: float | None = None,
+                  retrieval_frac: float = 0.0) -> TensorBatch:
+        """Masked-diffusion rows, a share ``infill_frac`` of them infill canvases and a share
+        ``retrieval_frac`` retrieval rows (taken first, when the batcher has them); ``t`` fixes
         the masking rate (an evaluation probe; no tail rows then)."""
         s, L = self.spec, self.spec.seq_len
         win = self.windows(b)
         canvas, a, n, p = self.canvas(win)
         infill = self._u(b) < infill_frac
+        if self.retrieval is not None and retrieval_frac > 0:
+            rows = self.retrieval
+            pick = (self._u(b) * len(rows)).long().clamp(max=len(rows) - 1)
+            ret = self._u(b) < retrieval_frac
+            canvas = torch.where(ret[:, None], rows.tokens[pick].long(), canvas)
+            a, n, p = (torch.where(ret, col[pick], x) for col, x in ((rows.start, a), (rows.span, n), (rows.pads, p)))
+            infill = infill | ret
         tokens = torch.where(infill[:, None], canvas, win)
         lo = torch.where(infill, a, torch.zeros_like(a))
         span = torch.where(infill, n + p, torch.full_like(a, L))

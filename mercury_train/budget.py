@@ -34,6 +34,7 @@ from mercury_train.batches import BatchSpec, DeviceBatcher, TensorBatch, newline
 from mercury_train.bpe import EOT_TOKEN, MASK_TOKEN, PAD_TOKEN
 from mercury_train.optim import EMA, make_optimizers
 from mercury_train.recipe import RunConfig
+from mercury_train.retrieval import ROWS_FILE, RetrievalRows
 from mercury_train.runs import init_weights, load_run_config, model_config, source_shape
 
 COMPILE_PROBE_STEPS = 8  # timed steps per variant when compile="auto"
@@ -57,6 +58,7 @@ class TokenCorpus:
     vocab_size: int
     special: dict[str, int]  # mask, pad, eot
     tokenizer_json: str
+    retrieval: RetrievalRows | None = None  # rows with retrieved chunks (``retrieval.npz``), when built
 
     @classmethod
     def load(cls, data: Path, tokenizer: Path | None = None) -> TokenCorpus:
@@ -71,7 +73,8 @@ class TokenCorpus:
                    "eot": tok.token_to_id(EOT_TOKEN)}
         split = {s: torch.from_numpy(np.fromfile(data / f"{s}.bin", dtype=np.uint16).astype(np.int32))
                  for s in ("train", "heldout")}
-        return cls(split["train"], split["heldout"], newline_table(tok, vocab), vocab, special, text)
+        rows = RetrievalRows.load(data / ROWS_FILE) if (data / ROWS_FILE).is_file() else None
+        return cls(split["train"], split["heldout"], newline_table(tok, vocab), vocab, special, text, rows)
 
     @property
     def tokenizer_sha256(self) -> str:
@@ -149,7 +152,10 @@ class BudgetTrainer:
         special = corpus.special
         spec = BatchSpec(run.seq_len, special["mask"], special["pad"], special["eot"], max_pad=r.max_pad,
                          t_min=r.t_min, weight_t_floor=r.weight_t_floor, tail_frac=r.tail_frac, shift=self.shift)
-        self.batcher = DeviceBatcher(corpus.train.to(self.device), corpus.newline, spec, run.seed)
+        if r.retrieval_share > 0 and corpus.retrieval is None:
+            raise CheckpointError(f"retrieval share {r.retrieval_share}: the corpus has no retrieval rows ({ROWS_FILE})")
+        self.batcher = DeviceBatcher(corpus.train.to(self.device), corpus.newline, spec, run.seed,
+                                     corpus.retrieval if r.retrieval_share > 0 else None)
         held = DeviceBatcher(corpus.heldout.to(self.device), corpus.newline, spec, EVAL_SEED)
         # Fixed held-out probes: plain windows 15 % masked, and infill spans fully masked.
         self.probes = {"heldout_ce": [held.diffusion(run.batch_size, 0.0, t=0.15) for _ in range(run.eval_batches)],
@@ -292,7 +298,7 @@ class BudgetTrainer:
         if causal:
             batch = self.batcher.autoregressive(self.run.batch_size)
         else:
-            batch = self.batcher.diffusion(self.run.batch_size, r.infill_frac)
+            batch = self.batcher.diffusion(self.run.batch_size, r.infill_frac, retrieval_frac=r.retrieval_share)
         lr = self.lr()
         for opt in self.opts:
             for g in opt.param_groups:

@@ -47,6 +47,9 @@ class Recipe:
     infill_frac: float = 0.5
     tail_frac: float = 0.5
     max_pad: int = 64
+    # Share of the diffusion rows that carry chunks retrieved from other files of the same
+    # package before the prefix (mercury_train/retrieval.py; 0: none, the corpus needs no rows).
+    retrieval_share: float = 0.0
 
 
 ARMS = {

@@ -32,7 +32,13 @@ RECIPE_FLAGS = {
     "weight_t_floor": "cap the 1/t loss weight at 1/FLOOR",
     "ar_frac": "ar_mdlm: share of the budget trained autoregressively",
     "ema_decay": "keep an EMA of the weights with this decay and export it (0: none)",
+    "retrieval_share": "share of the diffusion rows that carry chunks retrieved from other files of the same "
+                       "package before the prefix, as the daemon sends them (0: none; the rows are built "
+                       "once into the corpus's retrieval.npz, mercury_lsp/cli/train_retrieval.py)",
 }
+# Retrieval rows built for --retrieval-share: each is reused (re-masked) about once per 10 M
+# training tokens at a share of 0.5.
+RETRIEVAL_ROWS = 16000
 # A killed CPU run loses at most this much training (the retired loop saved every 5 minutes).
 SAVE_EVERY_S = EVAL_EVERY_S = 300.0
 CACHE = Path.home() / ".cache" / "mercury-lsp"
@@ -85,6 +91,8 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
                      help="start a new run from another run's weights, or a model directory's (the "
                           "embedded model: its tokenizer must be the corpus's), under this command's "
                           "recipe, schedule and budget; the shape is theirs")
+    fit.add_argument("--retrieval-rows", type=int, default=RETRIEVAL_ROWS,
+                     help="retrieval rows to build when the corpus has none (with --retrieval-share)")
     fit.add_argument("--seed", type=int, default=1234)
     fit.add_argument("--log-every", type=int, default=20, help="steps between log.jsonl lines")
     fit.add_argument("--device", default="auto", help="auto (CUDA when visible, else CPU), cpu or cuda")
@@ -176,6 +184,8 @@ def _fit(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    if run.recipe.retrieval_share > 0:
+        _ensure_retrieval_rows(Path(args.data), run.seq_len, args.retrieval_rows, run.seed)
     try:
         trainer = BudgetTrainer(run, TokenCorpus.load(args.data))
     except CheckpointError as exc:
@@ -186,6 +196,19 @@ def _fit(args: argparse.Namespace) -> int:
     stats = trainer.fit()
     print(json.dumps(stats))
     return 0
+
+
+def _ensure_retrieval_rows(data: Path, seq_len: int, rows: int, seed: int) -> None:
+    """Build the corpus's retrieval rows once (``retrieval.npz``; rebuilt when the window differs)."""
+    from mercury_train.retrieval import ROWS_FILE, RetrievalRows
+
+    path = data / ROWS_FILE
+    if path.is_file() and RetrievalRows.load(path).tokens.shape[1] == seq_len:
+        return
+    from mercury_lsp.cli.train_retrieval import build_rows
+
+    built, sources = build_rows(data, (data / "tokenizer.json").read_text(encoding="utf-8"), seq_len, rows, seed)
+    built.save(path, {"rows": len(built), "packages": len({s.package for s in sources}), "seq_len": seq_len})
 
 
 def _export(args: argparse.Namespace) -> int:
