@@ -26,6 +26,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +85,17 @@ def release_free_memory(collect: bool = False) -> None:
 
 class PeriodicTrim:
     """Trims the heap every ``every_s`` seconds while messages come in (``touch``), on a worker
-    thread; an idle daemon is trimmed once more and then left alone. A timer, not a task:
-    ``start()`` on the running loop, ``stop()`` when the daemon ends."""
+    thread. The first period without a message, the daemon has gone idle: ``on_idle`` runs (what
+    only saves work while the user types lets go: next edit's kept trees of files on disk), then
+    one more trim, and the daemon is left alone. A timer, not a task: ``start()`` on the running
+    loop, ``stop()`` when the daemon ends."""
 
-    def __init__(self, every_s: float = TRIM_EVERY_S) -> None:
+    def __init__(self, every_s: float = TRIM_EVERY_S, on_idle: Sequence[Callable[[], None]] = ()) -> None:
         self.every_s = every_s
         self.busy = False
+        self.idle = True
         self.trims = 0
+        self.on_idle = tuple(on_idle)
         self._timer: asyncio.TimerHandle | None = None
 
     def touch(self) -> None:
@@ -105,12 +110,28 @@ class PeriodicTrim:
             self._timer.cancel()
             self._timer = None
 
+    def due(self) -> Callable[[], None] | None:
+        """What this period's end runs: a trim after messages, the idle release after the first
+        period without one, else nothing."""
+        if self.busy:
+            self.busy, self.idle = False, False
+            return self._trim
+        if not self.idle:
+            self.idle = True
+            return self._release
+        return None
+
     def _tick(self) -> None:
         loop = asyncio.get_running_loop()
-        if self.busy:
-            self.busy = False
-            loop.run_in_executor(None, self._trim)
+        work = self.due()
+        if work is not None:
+            loop.run_in_executor(None, work)
         self._timer = loop.call_later(self.every_s, self._tick)
+
+    def _release(self) -> None:
+        for release in self.on_idle:
+            release()
+        self._trim()
 
     def _trim(self) -> None:
         t0 = time.perf_counter()

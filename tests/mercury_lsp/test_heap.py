@@ -79,3 +79,37 @@ def test_the_heap_trace_names_what_grew(tmp_path, monkeypatch):
     lines = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert len(lines) == 2 and "grown" not in lines[0] and lines[1]["rss_mb"] > 0
 
+
+
+def test_a_busy_daemon_trims_and_an_idle_one_lets_go_once():
+    """While messages come, each period ends with a trim; the first period without one runs the
+    idle release (next edit's kept trees), once, until messages come again."""
+    released = []
+    trim = heap.PeriodicTrim(on_idle=[lambda: released.append(1)])
+    assert trim.due() is None  # a daemon that never worked does nothing
+    trim.touch()
+    assert trim.due() == trim._trim
+    assert trim.due() == trim._release
+    assert trim.due() is None and trim.due() is None
+    trim._release()
+    assert released == [1] and trim.trims == 1
+    trim.touch()
+    assert trim.due() == trim._trim and trim.due() == trim._release
+
+
+def test_the_daemons_idle_release_drops_next_edits_kept_trees():
+    from mercury_lsp.next_edit.query import DocState
+    from mercury_lsp.next_edit.tree import DISK_TREES, parse_all
+    from mercury_lsp.server.transport import IDLE_RELEASE
+    from mercury_lsp.syntax import Grammars
+
+    grammars = Grammars()
+    if grammars.parser("python") is None:
+        pytest.skip("no Python grammar")
+    parse_all([DocState("file:///ws/kept.py", "x = 1\n", "python", None)], grammars)
+    assert DISK_TREES.bytes > 0
+    trim = heap.PeriodicTrim(on_idle=IDLE_RELEASE)
+    trim.touch()
+    trim.due()
+    trim.due()()  # the idle release
+    assert len(DISK_TREES) == 0 and DISK_TREES.bytes == 0
