@@ -104,10 +104,10 @@ class Scored:
     probability: float
     features: dict[str, float]
     source: str  # "memory" | "model" | "both"
-    score: float = -1.0  # gate_score (-1: the probability itself)
+    score: float | None = None  # gate_score (None: the probability itself)
 
     def __post_init__(self) -> None:
-        if self.score < 0:
+        if self.score is None:
             self.score = self.probability
 
 
