@@ -238,3 +238,30 @@ def test_code_written_into_a_string_still_repeats_javascript():
     after = src.replace("'option encode is invalid'", "'option encode is invalid: ' + enc")
     preds = [p for p in ask(doc("file:///i.js", after, (src,), (1.0,), grammar="javascript")) if p.rule == "NE204"]
     assert [after[:p.start].count("\n") for p in preds] == [4]
+
+
+def test_an_insertion_is_not_repeated_where_its_text_already_stands_python():
+    """``*args: t.Any`` inserted in one signature: the place the user just wrote it (its anchor
+    matches again there) and a signature that already has it are left alone."""
+    src = ("def dumps(obj: t.Any, **kwargs: t.Any) -> str:\n    pass\n\n\n"
+           "def loads(obj: t.Any, *args: t.Any, **kwargs: t.Any) -> str:\n    pass\n")
+    after = src.replace("dumps(obj: t.Any, **kwargs", "dumps(obj: t.Any, *args: t.Any, **kwargs")
+    assert ask(doc("file:///a.py", after, (src,), (1.0,))) == []
+
+
+def test_an_insertion_is_not_repeated_where_its_text_already_stands_typescript():
+    src = "import {escape, soft} from './a';\nimport {escape, escapeSilent, soft} from './b';\n"
+    after = src.replace("{escape, soft} from './a'", "{escape, escapeSilent, soft} from './a'")
+    preds = ask(doc("file:///a.ts", after, (src,), (1.0,), grammar="typescript"))
+    assert "escapeSilent, escapeSilent" not in applied(after, preds, "file:///a.ts")
+    assert preds == []
+
+
+def test_a_closing_bracket_inserted_beside_another_still_repeats():
+    """Punctuation doubles rightly: ``assertIsInstance(x, M)`` -> ``assertTrue(isinstance(x, M))``."""
+    src = ("class T:\n    def test(self):\n        self.assertIsInstance(escape('a'), Markup)\n"
+           "        self.assertIsInstance(escape(Foo()), Markup)\n")
+    after = src.replace("self.assertIsInstance(escape('a'), Markup)", "self.assertTrue(isinstance(escape('a'), Markup))")
+    preds = ask(doc("file:///t.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///t.py") == after.replace(
+        "self.assertIsInstance(escape(Foo()), Markup)", "self.assertTrue(isinstance(escape(Foo()), Markup))")
