@@ -15,8 +15,8 @@ A binary search's probes land far apart, and the kernel maps the cached pages ar
 (fault-around: 64 KB), so one query maps most of a shard's ``ids`` into the process: after a few
 hundred queries the daemon's RSS holds the whole index as file pages (RssFile), although none of
 them is the process's own memory. ``release`` unmaps them (``MADV_DONTNEED`` on read-only file
-maps: the page cache keeps the pages and the next touch is a minor fault); the indexer calls it
-when it is idle after queries.
+maps: the page cache keeps the pages and the next touch is a minor fault); every query of the
+memory calls it as it returns (``service._query``), and the idle indexer once more.
 """
 
 from __future__ import annotations

@@ -253,26 +253,57 @@ def test_a_failing_build_degrades_the_memory_and_requests_still_answer(ws, monke
     mem.close()
 
 
-def test_touched_shard_pages_are_unmapped_when_the_indexer_is_idle(ws):
-    def mapped_kb() -> int:
-        total, ours = 0, False
-        for line in Path("/proc/self/smaps").read_text().splitlines():
-            if line[:1] in "0123456789abcdef" and "-" in line.split()[0]:
-                ours = str(cache_folder(ws)) in line
-            elif ours and line.startswith("Rss:"):
-                total += int(line.split()[1])
-        return total
+def mapped_kb(ws: Path) -> int:
+    """Resident kB of this process's maps of ``ws``'s saved shard files (/proc/self/smaps)."""
+    total, ours = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if line[:1] in "0123456789abcdef" and "-" in line.split()[0]:
+            ours = str(cache_folder(ws)) in line
+        elif ours and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
 
+
+def big_saved_workspace(ws: Path) -> Memory:
+    """Two files of 3,000 like definitions each, indexed, saved, and opened again (mapped)."""
     write(ws, {f"big{i}.py": "".join(f"def f_{i}_{k}(x):\n    return x * {k}\n" for k in range(3000))
                for i in range(2)})
     built(ws).close()  # saved: the next start maps the shards
-    mem = built(ws)
+    return built(ws)
+
+
+def test_touched_shard_pages_are_unmapped_when_the_indexer_is_idle(ws):
+    mem = big_saved_workspace(ws)
     for shard, _ in mem.stores[0].view().shards:
         assert int(np.asarray(shard.ids, np.int64).sum()) >= 0  # every page of ids touched
-    assert mapped_kb() > 0
+    assert mapped_kb(ws) > 0
     assert mem.settle(SETTLE_S)  # the idle pass after the reads
-    assert mapped_kb() < 64
+    assert mapped_kb(ws) < 64
     assert texts(mem, "def g(x):\n    return x * 2999\n\ndef f_1_7(x):\n    return ", "file:///x.py")  # pages come back
+    mem.close()
+
+
+def test_each_query_unmaps_the_shard_pages_it_touched(ws, monkeypatch):
+    # a burst of queries never waits for the idle pass: without this, a few hundred of them map
+    # the whole index into the daemon's RSS (573 MB at 10k files in benchmarks.memory.scale)
+    monkeypatch.setattr("mercury_lsp.memory.indexer.IDLE_WAIT_S", 3600.0)
+    mem = big_saved_workspace(ws)
+    shard = next(s for s, _ in mem.stores[0].view().shards)
+    touched = []
+    real = type(shard).matches
+
+    def spy(self, *args, **kwargs):  # what a query has mapped while it runs
+        out = real(self, *args, **kwargs)
+        touched.append(mapped_kb(ws))
+        return out
+
+    monkeypatch.setattr(type(shard), "matches", spy)
+    doc = "def g(x):\n    return x * 2999\n\ndef f_1_7(x):\n    return "
+    ctx = Context("file:///x.py", doc, len(doc), "python")
+    assert mem.candidates(ctx) and max(touched) > 64
+    assert mapped_kb(ws) < 64
+    for ask in (lambda: mem.retrieve(ctx), lambda: mem.knows({"f_1_7"}), lambda: mem.definition("f_0_3")):
+        assert ask() is not None and mapped_kb(ws) < 64
     mem.close()
 
 
