@@ -60,7 +60,8 @@ def _rules(examples: list[Example]) -> list[tuple[Example, TokenRule]]:
     for ex in examples:
         rules = rules_from_edit(ex.before, ex.after)
         if ex.age == 0 and len(examples) > 1:
-            rules = generalise(rules, rules_from_edit(examples[1].before, examples[1].after))
+            rules = generalise(rules, rules_from_edit(examples[1].before, examples[1].after),
+                               repeated_pattern.MIN_PATTERN_CHARS)
         for r in rules:
             lo, hi = to_current(ex, r.edit_span[0]), to_current(ex, r.edit_span[1])
             if lo is not None and hi is not None:

@@ -184,17 +184,23 @@ def _merge_changes(ops, ta: list[Tok], tb: list[Tok]) -> list[tuple[int, int, in
     return merged
 
 
-def generalise(newest: list[TokenRule], older: list[TokenRule]) -> list[TokenRule]:
+def generalise(newest: list[TokenRule], older: list[TokenRule], min_chars: int = 0) -> list[TokenRule]:
     """Rules of the newest edit; where the edit before it made the same change (same deleted
     tokens, same inserted text) under another anchor, the anchor is cut to what both share,
-    identifiers they disagree on becoming wildcards."""
+    identifiers they disagree on becoming wildcards. Two anchors that share nothing on either
+    side (``process || {env: {}}`` and ``getListeners(this, eventName) || new Set()``) say
+    nothing in common about where the change goes, nor does a shared anchor too short to search
+    (under ``min_chars`` characters, ``repeated_pattern.MIN_PATTERN_CHARS``): the newest rule
+    keeps its own anchor (cut, the newest edit's own siblings were lost)."""
     out = []
     for r in newest:
         for o in older:
             if o.deleted == r.deleted and o.inserted.strip() == r.inserted.strip() and (o.lead, o.trail) != (r.lead, r.trail):
                 lead = _shared(r.lead[::-1], o.lead[::-1])[::-1]
                 trail = _shared(r.trail, o.trail)
-                r = replace(r, lead=lead, trail=trail)
+                shared = replace(r, lead=lead, trail=trail)
+                if (lead or trail) and shared.pattern_chars >= min_chars:
+                    r = shared
                 break
         out.append(r)
     return out
