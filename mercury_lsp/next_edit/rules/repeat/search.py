@@ -91,7 +91,7 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
         home_parsed = ctx.by_uri.get(home.uri)
         lo, hi = rule.edit_span
         at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
-        in_code = not non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
+        in_code = not non_code(home_parsed, at if rule.deleted and not rule.quote_flip or not rule.lead else max(lo - 1, 0))
         if "\n" in rule.inserted.strip("\n") and not rule.layout:
             continue  # multi-line text is rarely repeated verbatim (a re-spacing of tokens is)
         if rule.layout and not in_code:

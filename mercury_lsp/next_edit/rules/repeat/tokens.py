@@ -31,6 +31,7 @@ CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
 NAMED_LEAD_TOKENS = 8
 # A layout rule's tokens are mostly punctuation ('-> X: ...'): more of its line anchors it.
 LAYOUT_CONTEXT_TOKENS = 6
+QUOTES = frozenset("'\"`")  # what opens a string literal (``quote_flip``)
 MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')
 # Anchor pseudo-tokens (TOKEN never yields a multi-character non-word token): any identifier, the
 # end of the line (an insertion appended to a line) and the start of its code (an insertion before
@@ -68,6 +69,14 @@ class TokenRule:
         return (len(self.deleted) == 1 and IDENT.match(self.deleted[0]) is not None
                 and IDENT.match(new) is not None and new != self.deleted[0]
                 and self.deleted[0] not in KEYWORDS and new not in KEYWORDS)
+
+    @property
+    def quote_flip(self) -> bool:
+        """A string literal replaced by code, or code by a string (``'#'`` -> ``/#/g``): whether a
+        place is code is then read where the lead anchor ends, the same before and after the
+        change (the deleted run is prose where the example's new text is code)."""
+        new = self.inserted.lstrip()[:1]
+        return bool(self.lead and self.deleted and new) and (self.deleted[0] in QUOTES) != (new in QUOTES)
 
     @property
     def pattern_chars(self) -> int:

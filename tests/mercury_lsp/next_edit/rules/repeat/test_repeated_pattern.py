@@ -265,3 +265,21 @@ def test_a_closing_bracket_inserted_beside_another_still_repeats():
     preds = ask(doc("file:///t.py", after, (src,), (1.0,)))
     assert applied(after, preds, "file:///t.py") == after.replace(
         "self.assertIsInstance(escape(Foo()), Markup)", "self.assertTrue(isinstance(escape(Foo()), Markup))")
+
+
+def test_a_string_replaced_by_code_repeats_where_the_same_string_stands_javascript():
+    """``.replace('#', 't')`` -> ``.replace(/#/g, 't')``: the deleted run is a string where the
+    new text is code; the other calls' strings follow."""
+    call = "  r.expect(400, parseError('#rue').replace('#', 't'), done)\n"
+    src = f"it('x', function (done) {{\n{call}}})\nit('y', function (done) {{\n{call}}})\n"
+    after = src.replace("replace('#', 't')", "replace(/#/g, 't')", 1)
+    preds = ask(doc("file:///t.js", after, (src,), (1.0,), grammar="javascript"))
+    assert applied(after, preds, "file:///t.js") == src.replace("replace('#', 't')", "replace(/#/g, 't')")
+
+
+def test_a_string_replaced_by_a_name_repeats_where_the_same_string_stands_python():
+    src = ("import os\n\n\ndef home():\n    return os.environ.get('HOME', '/')\n\n\n"
+           "def base():\n    return os.environ.get('HOME', '/') + '/base'\n")
+    after = src.replace("get('HOME', '/')", "get(HOME_VARIABLE, '/')", 1)
+    preds = ask(doc("file:///a.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///a.py") == src.replace("get('HOME', '/')", "get(HOME_VARIABLE, '/')")
