@@ -13,7 +13,8 @@ A daemon also caps glibc's arenas (``configure_allocator``): by default every th
 allocates gets an arena of its own, up to eight per core, and each keeps the free space its
 requests left between the blocks still in use; a trim returns only whole free pages, so that
 space grew with the number of arenas (the soak: the heap in use stayed near 200 MB while the
-heaps' total climbed past 420 MB, RSS +2 MB/min after 20 minutes).
+heaps' total climbed past 420 MB, RSS +2 MB/min after 20 minutes), and fixes the threshold past
+which a block is mapped on its own, so large documents never settle in the heap.
 """
 
 from __future__ import annotations
@@ -44,6 +45,14 @@ TRIM_EVERY_S = 30.0
 # benchmarks/results/soak.json's note. ``MALLOC_ARENA_MAX`` in the environment wins.
 ARENA_MAX = 2
 _M_ARENA_MAX = -8  # glibc malloc.h
+# Blocks from this size up are mapped on their own and unmapped when freed (``M_MMAP_THRESHOLD``).
+# Set, it stays put: glibc's own threshold rises to every mapped block freed (up to 32 MB), so after
+# the first 5 MB document the next ones (its text, its UTF-8 and JSON copies) come from the heap and
+# leave holes there the trim cannot return. 4 MiB: above the engine's tensors for the embedded model
+# (a 1 024-token window's activations are 1 MiB each), so the model's steps are not mapping pages.
+# ``MALLOC_MMAP_THRESHOLD_`` in the environment wins.
+MMAP_THRESHOLD = 4 << 20
+_M_MMAP_THRESHOLD = -3  # glibc malloc.h
 
 _libc = None
 if sys.platform.startswith("linux"):
@@ -56,10 +65,16 @@ if sys.platform.startswith("linux"):
 
 def configure_allocator() -> bool:
     """Cap glibc's arenas at ``ARENA_MAX`` (before the daemon starts its threads: arenas that exist
-    stay). False where there is no glibc, or the environment already sets it."""
-    if _libc is None or os.environ.get("MALLOC_ARENA_MAX"):
+    stay) and fix its mmap threshold at ``MMAP_THRESHOLD``. False where there is no glibc, or the
+    environment already sets them (each setting the environment names is left to it)."""
+    if _libc is None:
         return False
-    return bool(_libc.mallopt(_M_ARENA_MAX, ARENA_MAX))
+    done = False
+    if not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
+        done = bool(_libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    if not os.environ.get("MALLOC_ARENA_MAX"):
+        done = bool(_libc.mallopt(_M_ARENA_MAX, ARENA_MAX)) or done
+    return done
 
 
 def settle() -> None:

@@ -49,8 +49,44 @@ def test_the_daemon_caps_the_allocators_arenas(monkeypatch):
     assert arenas("capped") <= heap.ARENA_MAX
 
 
+# A 5 MB block freed, then another: how much of the second is mapped on its own (mallinfo2's
+# hblkhd), not carved from the heap.
+LARGE = textwrap.dedent("""
+    import ctypes, sys
+    from mercury_lsp import heap
+    if sys.argv[1] == "configured":
+        assert heap.configure_allocator()
+    class Info(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                    "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    heap._libc.mallinfo2.restype = Info
+    first = bytearray(5 << 20)
+    del first  # glibc's own threshold rises to 5 MB here
+    second = bytearray(5 << 20)
+    print(heap._libc.mallinfo2().hblkhd)
+""")
+
+
+@pytest.mark.skipif(heap._libc is None or not hasattr(heap._libc, "mallinfo2"), reason="glibc >= 2.33 only")
+def test_large_blocks_stay_mapped_after_one_is_freed(monkeypatch):
+    """The soak's 5 MB documents: by default the second one comes from the heap (and leaves a hole
+    there when freed); with the daemon's fixed threshold every one is mapped and given back."""
+    import os
+
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+
+    def mapped(mode: str) -> int:
+        out = subprocess.run([sys.executable, "-c", LARGE, mode], capture_output=True, text=True, check=True,
+                             env=dict(os.environ))
+        return int(out.stdout.split()[-1])
+
+    assert mapped("default") < 5 << 20
+    assert mapped("configured") >= 5 << 20
+
+
 def test_the_environment_wins(monkeypatch):
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(1 << 20))
     assert heap.configure_allocator() is False
 
 
