@@ -153,9 +153,15 @@ class CompletionOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=Tru
     # The model scores the memory's candidates in their two-sided context (one batched pass).
     model_scores: bool = False
     # The precision gate: a suggestion is shown only when the ranker's probability that it is
-    # exactly right reaches this (0: always show the best). Chosen on the benchmark's dev
-    # repositories for 70 % precision (benchmarks/memory/fit_ranker.py).
-    min_probability: UnitFloat = 0.2
+    # exactly right, weighed by its length (lengthWeight), reaches this (0: always show the
+    # best). Chosen on the benchmark's dev repositories for 70 % precision
+    # (benchmarks/memory/fit_ranker.py).
+    min_probability: UnitFloat = 0.16
+    # The gate and the order weigh the ranker's probability by what a suggestion saves when right:
+    # probability * (characters / 16) ** lengthWeight (completion/rank.py gate_score; 0: the
+    # probability alone). Chosen with minProbability for the most characters saved at 70 %
+    # precision on the dev repositories.
+    length_weight: Annotated[float, Meta(ge=0.0, le=2.0)] = 0.25
     # An identifier the model writes that exists nowhere in the document, the open documents or
     # the repository (and is not being defined) is replaced by a known one it starts, or the
     # suggestion is cut before it.

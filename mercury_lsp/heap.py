@@ -13,7 +13,8 @@ A daemon also caps glibc's arenas (``configure_allocator``): by default every th
 allocates gets an arena of its own, up to eight per core, and each keeps the free space its
 requests left between the blocks still in use; a trim returns only whole free pages, so that
 space grew with the number of arenas (the soak: the heap in use stayed near 200 MB while the
-heaps' total climbed past 420 MB, RSS +2 MB/min after 20 minutes).
+heaps' total climbed past 420 MB, RSS +2 MB/min after 20 minutes), and fixes the threshold past
+which a block is mapped on its own, so large documents never settle in the heap.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,14 @@ TRIM_EVERY_S = 30.0
 # benchmarks/results/soak.json's note. ``MALLOC_ARENA_MAX`` in the environment wins.
 ARENA_MAX = 2
 _M_ARENA_MAX = -8  # glibc malloc.h
+# Blocks from this size up are mapped on their own and unmapped when freed (``M_MMAP_THRESHOLD``).
+# Set, it stays put: glibc's own threshold rises to every mapped block freed (up to 32 MB), so after
+# the first 5 MB document the next ones (its text, its UTF-8 and JSON copies) come from the heap and
+# leave holes there the trim cannot return. 4 MiB: above the engine's tensors for the embedded model
+# (a 1 024-token window's activations are 1 MiB each), so the model's steps are not mapping pages.
+# ``MALLOC_MMAP_THRESHOLD_`` in the environment wins.
+MMAP_THRESHOLD = 4 << 20
+_M_MMAP_THRESHOLD = -3  # glibc malloc.h
 
 _libc = None
 if sys.platform.startswith("linux"):
@@ -55,10 +65,16 @@ if sys.platform.startswith("linux"):
 
 def configure_allocator() -> bool:
     """Cap glibc's arenas at ``ARENA_MAX`` (before the daemon starts its threads: arenas that exist
-    stay). False where there is no glibc, or the environment already sets it."""
-    if _libc is None or os.environ.get("MALLOC_ARENA_MAX"):
+    stay) and fix its mmap threshold at ``MMAP_THRESHOLD``. False where there is no glibc, or the
+    environment already sets them (each setting the environment names is left to it)."""
+    if _libc is None:
         return False
-    return bool(_libc.mallopt(_M_ARENA_MAX, ARENA_MAX))
+    done = False
+    if not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
+        done = bool(_libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    if not os.environ.get("MALLOC_ARENA_MAX"):
+        done = bool(_libc.mallopt(_M_ARENA_MAX, ARENA_MAX)) or done
+    return done
 
 
 def settle() -> None:
@@ -84,13 +100,17 @@ def release_free_memory(collect: bool = False) -> None:
 
 class PeriodicTrim:
     """Trims the heap every ``every_s`` seconds while messages come in (``touch``), on a worker
-    thread; an idle daemon is trimmed once more and then left alone. A timer, not a task:
-    ``start()`` on the running loop, ``stop()`` when the daemon ends."""
+    thread. The first period without a message, the daemon has gone idle: ``on_idle`` runs (what
+    only saves work while the user types lets go: next edit's kept trees of files on disk), then
+    one more trim, and the daemon is left alone. A timer, not a task: ``start()`` on the running
+    loop, ``stop()`` when the daemon ends."""
 
-    def __init__(self, every_s: float = TRIM_EVERY_S) -> None:
+    def __init__(self, every_s: float = TRIM_EVERY_S, on_idle: Sequence[Callable[[], None]] = ()) -> None:
         self.every_s = every_s
         self.busy = False
+        self.idle = True
         self.trims = 0
+        self.on_idle = tuple(on_idle)
         self._timer: asyncio.TimerHandle | None = None
 
     def touch(self) -> None:
@@ -105,12 +125,28 @@ class PeriodicTrim:
             self._timer.cancel()
             self._timer = None
 
+    def due(self) -> Callable[[], None] | None:
+        """What this period's end runs: a trim after messages, the idle release after the first
+        period without one, else nothing."""
+        if self.busy:
+            self.busy, self.idle = False, False
+            return self._trim
+        if not self.idle:
+            self.idle = True
+            return self._release
+        return None
+
     def _tick(self) -> None:
         loop = asyncio.get_running_loop()
-        if self.busy:
-            self.busy = False
-            loop.run_in_executor(None, self._trim)
+        work = self.due()
+        if work is not None:
+            loop.run_in_executor(None, work)
         self._timer = loop.call_later(self.every_s, self._tick)
+
+    def _release(self) -> None:
+        for release in self.on_idle:
+            release()
+        self._trim()
 
     def _trim(self) -> None:
         t0 = time.perf_counter()

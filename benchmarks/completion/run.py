@@ -19,8 +19,8 @@ the case's place), the same N for every arm.
 Prints a table per group (all cases, test files, other files, each language, each repository;
 a row per arm), writes the figures as JSON to ``--out`` and a PNG beside it, each case's result
 (one JSON line per arm and case) to ``<cache>/results/<out's stem>.cases.jsonl`` (outside git:
-it quotes the suggestions), and ends with one JSON line of headline figures. The held-out split runs server arms only with ``--final`` (the lead scores it
-once, at the end).
+it quotes the suggestions), and ends with one JSON line of headline figures. The held-out splits (``heldout``, ``heldout2``) run server arms only with ``--final`` (each is
+scored once, at the end).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from benchmarks.completion.session import (
     server_argv,
 )
 from benchmarks.completion.sources import (
+    FINAL_SPLITS,
     SPLITS,
     BenchmarkError,
     Repo,
@@ -176,12 +177,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds until the server's work-done progress (e.g. indexing) has ended")
     ap.add_argument("--log-dir", type=Path, default=None, help="the servers' stderr (default: <cache>/logs)")
     ap.add_argument("--allow-setting-problems", action="store_true")
-    ap.add_argument("--final", action="store_true", help="allow server arms on the held-out split (the lead, once)")
+    ap.add_argument("--final", action="store_true", help="allow server arms on a held-out split (heldout, heldout2: once, at the end)")
     args = ap.parse_args(argv)
     try:
         arms = resolve(args.arm)
-        if args.split == "heldout" and not args.final and any(a.kind == "server" for a in arms):
-            raise BenchmarkError("the held-out split is scored once, at the end, by the lead: server arms need --final")
+        if args.split in FINAL_SPLITS and not args.final and any(a.kind == "server" for a in arms):
+            raise BenchmarkError(f"the {args.split} split is scored once, at the end: server arms need --final")
         root = args.cases_dir or cache_dir()
         repos = [r for r in load_repos(*([args.repos] if args.repos else []), split=args.split)
                  if not args.repo or r.name in args.repo]

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from benchmarks import RESULTS as RESULTS_DIR
 from benchmarks.common.jsonrpc import AsyncLspClient
+from benchmarks.common.report import git_state
 from benchmarks.lsp.typing_trace import TextModel, make_trace
 
 RESULTS = RESULTS_DIR / "soak.json"
@@ -198,7 +199,7 @@ async def main_async(args) -> dict:
         "tail_mb_per_min": None if slope is None else round(slope, 3),
         "tail_ok": slope is not None and slope < MAX_TAIL_MB_PER_MIN,
         "load_start": [round(x, 2) for x in load_start], "load_end": [round(x, 2) for x in os.getloadavg()],
-        "cpus": os.cpu_count(), "exit_code": code,
+        "cpus": os.cpu_count(), "exit_code": code, **git_state(),
     }
 
 

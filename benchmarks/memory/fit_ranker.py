@@ -1,7 +1,7 @@
 """Fit the completion ranker and choose the precision gate's default, on dev repositories only.
 
     python -m benchmarks.memory.fit_ranker [--cases-dir DIR] [--model] [--write]
-        [--min-precision 0.7] [--out benchmarks/results/completion_ranker.json]
+        [--min-precision 0.7] [--length-weight W] [--out benchmarks/results/completion_ranker.json]
 
 Cases: the completion benchmark's case builder run on the dev split with more cases per
 repository than the benchmark's own (the same repositories; see ``docs/memory.md``)::
@@ -16,7 +16,10 @@ ranker's features (``completion.rank.candidate_rows``); a candidate is right whe
 makes equals the original line (trailing blanks aside). The logistic model is fitted by Newton's
 method with an L2 penalty, scored leaving each repository out (never fitted on the repository it
 is scored on), and the gate's threshold is the lowest whose held-out precision reaches
-``--min-precision``. ``--write`` saves the weights fitted on every case to
+``--min-precision``. The gate compares ``rank.gate_score`` (the probability weighed by the
+candidate's length, ``--length-weight``, default ``completion.lengthWeight``'s), and the curve
+reports characters saved as the benchmark counts them (target characters of the exactly right
+cases over all target characters). ``--write`` saves the weights fitted on every case to
 ``mercury_lsp/completion/ranker.json``. Refuses any split but dev.
 """
 
@@ -32,7 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-from mercury_lsp.completion.rank import FEATURES, WEIGHTS_FILE, DocNames, RankerWeights, candidate_rows
+from mercury_lsp.completion.rank import (
+    FEATURES,
+    WEIGHTS_FILE,
+    DocNames,
+    RankerWeights,
+    candidate_rows,
+    gate_score,
+)
+from mercury_lsp.config import CompletionOptions
 from mercury_lsp.memory import Context, Memory, MemoryOptions
 from mercury_lsp.memory.sources import is_test_path
 from mercury_lsp.syntax import EXTENSIONS
@@ -88,7 +99,8 @@ def collect(root: Path, cases: list[dict], model) -> list[dict]:
             rows = candidate_rows(cands, draft, c["prefix_line_text"], scores, DocNames.of(doc, cursor))
             want = line.rstrip()
             out.append({"repo": repo, "language": c["language"], "test": c["test_file"],
-                        "rows": [(x, (c["prefix_line_text"] + text).rstrip() == want, source)
+                        "target_chars": len(c["target"].rstrip()),
+                        "rows": [(x, (c["prefix_line_text"] + text).rstrip() == want, source, text)
                                  for text, x, source in rows]})
         mem.close()
         print(f"{repo}: {len(repo_cases)} cases, {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
@@ -99,7 +111,7 @@ def design(cases: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(X, y, case index per row)."""
     xs, ys, owner = [], [], []
     for i, c in enumerate(cases):
-        for x, y, _ in c["rows"]:
+        for x, y, *_ in c["rows"]:
             xs.append([x[k] for k in FEATURES])
             ys.append(float(y))
             owner.append(i)
@@ -123,24 +135,29 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> np.ndarray:
     return w
 
 
-def best_per_case(cases: list[dict], probs: np.ndarray, owner: np.ndarray) -> list[tuple[float, bool]]:
-    """(probability of the top candidate, whether it is right) per case (0, False: none)."""
-    out = [(0.0, False)] * len(cases)
-    flat = [y for c in cases for _, y, _ in c["rows"]]
+def best_per_case(cases: list[dict], probs: np.ndarray, owner: np.ndarray,
+                  length_weight: float = 0.0) -> list[tuple[float, bool, int]]:
+    """(gate score of the top candidate, whether it is right, the case's target characters) per
+    case (0, False: none)."""
+    out = [(0.0, False, c.get("target_chars", 0)) for c in cases]
+    flat = [(y, text) for c in cases for _, y, _, text in c["rows"]]
     for r, (p, i) in enumerate(zip(probs, owner, strict=True)):
-        if p > out[i][0]:
-            out[i] = (float(p), bool(flat[r]))
+        score = gate_score(float(p), flat[r][1], length_weight)
+        if score > out[i][0]:
+            out[i] = (score, bool(flat[r][0]), out[i][2])
     return out
 
 
-def curve(best: list[tuple[float, bool]]) -> list[dict]:
+def curve(best: list[tuple[float, bool, int]]) -> list[dict]:
     n = len(best)
+    chars = sum(tc for _, _, tc in best) or 1
     rows = []
     for t in THRESHOLDS:
-        shown = [(p, ok) for p, ok in best if p > 0 and p >= t]
-        exact = sum(ok for _, ok in shown)
+        shown = [(ok, tc) for p, ok, tc in best if p > 0 and p >= t]
+        exact = sum(ok for ok, _ in shown)
         rows.append({"threshold": float(t), "shown": len(shown) / n, "exact": exact / n,
-                     "precision": exact / len(shown) if shown else None})
+                     "precision": exact / len(shown) if shown else None,
+                     "chars_saved": sum(tc for ok, tc in shown if ok) / chars})
     return rows
 
 
@@ -161,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases-dir", type=Path, default=None)
     ap.add_argument("--model", action="store_true", help="the embedded model's draft and scores as features")
     ap.add_argument("--min-precision", type=float, default=0.7)
+    ap.add_argument("--length-weight", type=float, default=CompletionOptions().length_weight,
+                    help="the gate's length weight (completion.lengthWeight; 0: the probability alone)")
     ap.add_argument("--write", action="store_true", help=f"save the weights to {WEIGHTS_FILE.relative_to(REPO_ROOT)}")
     ap.add_argument("--out", type=Path, default=RESULTS / "completion_ranker.json")
     args = ap.parse_args(argv)
@@ -174,26 +193,31 @@ def main(argv: list[str] | None = None) -> int:
     data = collect(root, cases, model)
     x, y, owner = design(data)
     probs = cross_validated(data)
-    best = best_per_case(data, probs, owner)
+    best = best_per_case(data, probs, owner, args.length_weight)
     rows = curve(best)
     ok = [r for r in rows if r["precision"] is not None and r["precision"] >= args.min_precision]
     chosen = ok[0] if ok else rows[-1]
-    any_right = sum(any(y for _, y, _ in c["rows"]) for c in data) / len(data)
+    any_right = sum(any(y for _, y, *_ in c["rows"]) for c in data) / len(data)
+    all_chars = sum(c["target_chars"] for c in data) or 1
+    any_right_chars = sum(c["target_chars"] for c in data if any(y for _, y, *_ in c["rows"])) / all_chars
     top1 = curve(best)[0]
-    print(f"{len(data)} cases, {len(y)} candidates; right among them: {any_right:.1%}")
-    print(f"ranked, all shown:        exact {top1['exact']:.1%} precision {top1['precision']:.1%}")
-    print(f"gate at {chosen['threshold']:.2f} (precision >= {args.min_precision:.0%} held out): "
-          f"shown {chosen['shown']:.1%} exact {chosen['exact']:.1%} precision {chosen['precision'] or 0:.1%}")
+    print(f"{len(data)} cases, {len(y)} candidates; right among them: {any_right:.1%} "
+          f"({any_right_chars:.1%} of the target characters)")
+    print(f"ranked, all shown:        exact {top1['exact']:.1%} precision {top1['precision']:.1%} "
+          f"chars saved {top1['chars_saved']:.1%}")
+    print(f"gate at {chosen['threshold']:.2f}, length weight {args.length_weight:g} (precision >= "
+          f"{args.min_precision:.0%} held out): shown {chosen['shown']:.1%} exact {chosen['exact']:.1%} "
+          f"precision {chosen['precision'] or 0:.1%} chars saved {chosen['chars_saved']:.1%}")
     groups: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(data):
         groups[c["language"]].append(i)
         groups["test files" if c["test"] else "other files"].append(i)
     for name, idx in sorted(groups.items()):
         sub = [best[i] for i in idx]
-        shown = [ok for p, ok in sub if p > 0 and p >= chosen["threshold"]]
+        shown = [ok for p, ok, _ in sub if p > 0 and p >= chosen["threshold"]]
         print(f"  {name:<12} {len(idx):>5} cases: exact {sum(shown) / len(idx):.1%} "
               f"precision {sum(shown) / max(1, len(shown)):.1%} (ranked, all shown: "
-              f"{sum(ok for _, ok in sub) / len(idx):.1%})")
+              f"{sum(ok for _, ok, _ in sub) / len(idx):.1%})")
     w = fit(x, y)
     weights = RankerWeights(bias=float(w[0]), **{k: float(v) for k, v in zip(FEATURES, w[1:], strict=True)})
     if args.write:
@@ -202,11 +226,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"-> {WEIGHTS_FILE}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     result = {"benchmark": "completion_ranker", "cases": len(data), "candidates": int(len(y)),
-              "right_among_candidates": any_right, "ranked_all_shown": top1, "gate": chosen,
+              "right_among_candidates": any_right, "right_among_candidates_chars": any_right_chars,
+              "ranked_all_shown": top1, "gate": chosen, "length_weight": args.length_weight,
               "min_precision": args.min_precision, "model": args.model, "curve": rows,
               "weights": {"bias": weights.bias, **{k: getattr(weights, k) for k in FEATURES}}}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps({"completion_ranker": {"exact": chosen["exact"], "precision": chosen["precision"],
+                                            "chars_saved": chosen["chars_saved"],
                                             "threshold": chosen["threshold"], "ranked_exact": top1["exact"]}}))
     return 0
 

@@ -8,8 +8,8 @@ repositories, each pinned to a commit, with its licence); ``benchmarks/next_edit
 builds its cases from the git mirrors into ``$XDG_CACHE_HOME/mercury-lsp-bench/next_edit/`` (the
 runner does so first when the file is absent or stale; a missing mirror is named, with the fetch
 tool's source that brings it); ``--cases FILE`` runs a built file instead. The sets, what each was
-used for and their figures: ``docs/benchmarks/next-edit.md``. A sealed set (heldout6: issue 26's
-final score) runs only with ``--unseal``.
+used for and their figures: ``docs/benchmarks/next-edit.md``. A sealed set (heldout6, heldout7: the
+final scores of issue 26's rounds) runs only with ``--unseal``.
 
 The cases are commits split into hunks; each carries its repository, commit, path and licence.
 For case (commit, k) the client opens the commit's files as they were in the

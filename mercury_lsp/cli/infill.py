@@ -71,11 +71,11 @@ def from_memory(path: Path, text: str, cursor: int) -> tuple[str, float] | None:
         grammar = grammar_for("", real.as_uri()) or ""
         line_before = text[text.rfind("\n", 0, cursor) + 1:cursor]
         cands = memory.candidates(Context(real.as_uri(), text, cursor, grammar, is_test_path(str(real))))
-        ranked = rank(cands, None, line_before, doc=DocNames.of(text, cursor))
+        opts = Settings().completion
+        ranked = rank(cands, None, line_before, doc=DocNames.of(text, cursor), length_weight=opts.length_weight)
     finally:
         memory.close()
-    gate = Settings().completion.min_probability
-    return (ranked[0].text, ranked[0].probability) if ranked and ranked[0].probability >= gate else None
+    return (ranked[0].text, ranked[0].probability) if ranked and ranked[0].score >= opts.min_probability else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,8 +5,9 @@ syntax guard every suggestion passes (``pipeline.finish``).
 * The memory is asked first (a few milliseconds). By default the model drafts only when the
   memory has no candidate the gate would show (``completion.modelDrafts``: "fallback"): a likely
   memory continuation is answered without a model call.
-* Candidates are tried best first (at most ``completion.candidates``) while their probability
-  reaches ``completion.minProbability``. A memory continuation is a whole line of the user's
+* Candidates are tried best first (at most ``completion.candidates``) while their gate score
+  (the probability weighed by length, ``rank.gate_score``) reaches ``completion.minProbability``.
+  A memory continuation is a whole line of the user's
   code: it is shown whole or not at all (a guard that would cut it moves on to the next one); the
   model's draft keeps today's guard (cut back to what parses).
 """
@@ -59,7 +60,7 @@ def choose(ranked: list[Scored], settings: Settings, finish: Finish,
     for s in order:
         if tried >= opts.candidates:
             break
-        if s.probability < opts.min_probability and (trusted or s.source != "model"):
+        if s.score < opts.min_probability and (trusted or s.source != "model"):
             gated = True
             continue  # the rest of the memory's are lower still; an uncalibrated draft may follow
         tried += 1

@@ -74,11 +74,12 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
     cands = memory_candidates(memory, settings, snap.uri, snap.text, cursor, window.replace_end,
                               block=window.kind == "block")
     names = DocNames.of(snap.text, cursor) if cands or memory is not None else NO_NAMES
-    ranked = rank(cands, None, line_before, doc=names)
+    weigh = settings.completion.length_weight
+    ranked = rank(cands, None, line_before, doc=names, length_weight=weigh)
     outcome = None
     confident = None
     drafts = settings.model_drafts()
-    if drafts == "always" or (drafts == "fallback" and (not ranked or ranked[0].probability
+    if drafts == "always" or (drafts == "fallback" and (not ranked or ranked[0].score
                                                          < settings.completion.min_probability)):
         # a daemon shared by editors: each document reuses its own context
         options = settings.infill_options(single_line=window.kind == "line", context_scope=snap.uri)
@@ -88,7 +89,7 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
         shaped = shape(outcome.text, window, settings.context.max_lines)
         draft = fit_indent(shaped, line_before)
         confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(draft))
-        ranked = rank(cands, Draft(draft, outcome.mean_confidence), line_before, doc=names)
+        ranked = rank(cands, Draft(draft, outcome.mean_confidence), line_before, doc=names, length_weight=weigh)
     checker = name_checker(memory, snap.text, line_before) if settings.completion.identifier_check else None
     verdict: dict[str, bool] = {}
 

@@ -7,7 +7,8 @@ agrees — and what the model thinks of it). Its weights are one typed table, ``
 fitted on the completion benchmark's dev repositories by ``benchmarks/memory/fit_ranker.py``
 and shipped as ``ranker.json`` beside this module; nothing else in the daemon holds a tuning
 number for it. The precision gate (``completion.minProbability``) compares the best candidate's
-probability with a threshold chosen on the same data.
+probability, weighed by its length (``gate_score``, ``completion.lengthWeight``: a long line saves
+more when right), with a threshold chosen on the same data.
 """
 
 from __future__ import annotations
@@ -67,9 +68,34 @@ class RankerWeights(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     names_after: float = 0.0  # share of them in the document below the cursor's line (nearby)
     names_before: float = 0.0  # share of them in the document above the cursor (nearby)
     names_unseen: float = 0.0  # share of them nowhere in the document
+    # How the candidate stands among the request's others (the memory's places agree or split):
+    longest_ratio: float = 0.0  # log(1 + its characters) minus the longest candidate's
+    prefix_of: float = 0.0  # log(1 + other candidates that go on from its text)
+    extends: float = 0.0  # log(1 + other candidates whose text it goes on from)
+    count_share: float = 0.0  # its places / all candidates' places
+    first_token_share: float = 0.0  # share of all candidates' places whose first token is its own
+    candidates: float = 0.0  # log(1 + candidates)
+    match_x_share: float = 0.0  # match_tokens * share_top (a long, unanimous context)
+    chars_x_share: float = 0.0  # text_chars * share_top (a long text most places agree on)
+    chars_x_match: float = 0.0  # text_chars * match_tokens
 
 
 FEATURES = tuple(f for f in RankerWeights.__struct_fields__ if f != "bias")
+
+
+# The gate and the order weigh a candidate's probability by what showing it would save:
+# ``probability * (characters / REFERENCE_CHARS) ** completion.lengthWeight``. At this length the
+# score is the probability itself, so ``completion.minProbability`` keeps its meaning there
+# (16: about the median rest of line of the benchmark's cases).
+REFERENCE_CHARS = 16
+FIRST_TOKEN = re.compile(r"\s*([\w$]+|\S)")
+
+
+def gate_score(probability: float, text: str, length_weight: float) -> float:
+    """What the precision gate compares with ``completion.minProbability``."""
+    if not length_weight:
+        return probability
+    return probability * (max(1, len(text.rstrip())) / REFERENCE_CHARS) ** length_weight
 
 
 @dataclass
@@ -78,6 +104,11 @@ class Scored:
     probability: float
     features: dict[str, float]
     source: str  # "memory" | "model" | "both"
+    score: float | None = None  # gate_score (None: the probability itself)
+
+    def __post_init__(self) -> None:
+        if self.score is None:
+            self.score = self.probability
 
 
 def _brackets(line: str) -> tuple[int, int]:
@@ -115,8 +146,9 @@ NO_NAMES = DocNames(frozenset(), frozenset(), frozenset())
 
 def features(f: Features | None, text: str, line_before: str, line_tokens: int, rank: int, margin: float,
              *, model_agrees: bool = False, model_confidence: float = 0.0, model_score: float = 0.0,
-             doc: DocNames = NO_NAMES) -> dict[str, float]:
-    """The ranker's inputs for one candidate (``f``: the memory's features, None for a model draft)."""
+             doc: DocNames = NO_NAMES, standing: dict[str, float] | None = None) -> dict[str, float]:
+    """The ranker's inputs for one candidate (``f``: the memory's features, None for a model draft;
+    ``standing``: how it stands among the request's candidates, ``among``)."""
     lg = math.log1p
     open_, over = _brackets(line_before + text)
     names = set(NAME.findall(text))
@@ -125,10 +157,11 @@ def features(f: Features | None, text: str, line_before: str, line_tokens: int, 
             "line_tokens": lg(line_tokens), "rank": lg(rank), "margin": margin,
             "model_agrees": float(model_agrees), "model_confidence": model_confidence, "model_score": model_score,
             "names": lg(len(names)), "names_after": len(names & doc.after) / n,
-            "names_before": len(names & doc.before) / n, "names_unseen": len(names - doc.anywhere) / n}
+            "names_before": len(names & doc.before) / n, "names_unseen": len(names - doc.anywhere) / n,
+            **(standing or among([text], [0])[0])}
     if f is None:
-        return {**{k: 0.0 for k in FEATURES}, **base, "from_model": 1.0}
-    return {
+        return _interactions({**{k: 0.0 for k in FEATURES}, **base, "from_model": 1.0})
+    return _interactions({
         **base, "from_model": 0.0,
         "match_tokens": lg(f.match_tokens), "match_chars": lg(f.match_chars), "covers_line": float(f.covers_line),
         "count": lg(f.count), "count_top": lg(f.count_top), "total_top": lg(f.total_top), "share_top": f.share_top,
@@ -136,7 +169,41 @@ def features(f: Features | None, text: str, line_before: str, line_tokens: int, 
         "in_open": lg(f.in_open), "same_language": f.same_language, "same_kind": f.same_kind,
         "extended": lg(max(0, f.extended - f.match_tokens)), "substituted": float(f.substituted),
         "next_agree": lg(f.next_agree), "space_mismatch": float(f.space_mismatch), "trimmed": float(f.trimmed),
-        "wildcard": float(f.wildcard)}
+        "wildcard": float(f.wildcard)})
+
+
+def _first_token(text: str) -> str:
+    m = FIRST_TOKEN.match(text)
+    return m.group(1) if m else ""
+
+
+def among(texts: list[str], counts: list[int]) -> list[dict[str, float]]:
+    """Per candidate, how it stands among all of them (``texts``: every candidate's text,
+    ``counts``: its places, 0 for a model draft)."""
+    lg = math.log1p
+    if not texts:
+        return []
+    lens = [len(t.rstrip()) for t in texts]
+    longest = max(lg(n) for n in lens)
+    total = sum(counts) or 1
+    firsts = [_first_token(t) for t in texts]
+    by_first: dict[str, int] = {}
+    for f, n in zip(firsts, counts, strict=True):
+        by_first[f] = by_first.get(f, 0) + n
+    bodies = [t.rstrip() for t in texts]
+    out = []
+    for i, body in enumerate(bodies):
+        out.append({"longest_ratio": lg(lens[i]) - longest,
+                    "prefix_of": lg(sum(j != i and o.startswith(body) for j, o in enumerate(bodies))),
+                    "extends": lg(sum(j != i and body.startswith(o) for j, o in enumerate(bodies))),
+                    "count_share": counts[i] / total, "first_token_share": by_first[firsts[i]] / total,
+                    "candidates": lg(len(texts))})
+    return out
+
+
+def _interactions(x: dict[str, float]) -> dict[str, float]:
+    return {**x, "match_x_share": x["match_tokens"] * x["share_top"],
+            "chars_x_share": x["text_chars"] * x["share_top"], "chars_x_match": x["text_chars"] * x["match_tokens"]}
 
 
 def probability(w: RankerWeights, x: dict[str, float]) -> float:
@@ -171,26 +238,33 @@ def candidate_rows(cands: list, draft: Draft | None, line_before: str,
     line_tokens = len(tokenize(line_before.encode("utf-8")))
     shares = [c.features.share_top for c in cands]
     scores = model_scores or {}
+    extra = [draft.text] if draft is not None and draft.text.strip() and all(c.text != draft.text for c in cands) else []
+    standing = among([c.text for c in cands] + extra, [c.features.count for c in cands] + [0] * len(extra))
     out = []
     for i, c in enumerate(cands):
         others = max((s for j, s in enumerate(shares) if j != i), default=0.0)
         agrees = draft is not None and draft.text == c.text
         x = features(c.features, c.text, line_before, line_tokens, i, c.features.share_top - others,
                      model_agrees=agrees, model_confidence=draft.confidence if agrees else 0.0,
-                     model_score=scores.get(c.text, 0.0), doc=doc)
+                     model_score=scores.get(c.text, 0.0), doc=doc, standing=standing[i])
         out.append((c.text, x, "both" if agrees else "memory"))
-    if draft is not None and draft.text.strip() and all(c.text != draft.text for c in cands):
+    if extra:
         x = features(None, draft.text, line_before, line_tokens, len(cands), 0.0,
-                     model_confidence=draft.confidence, model_score=scores.get(draft.text, draft.score), doc=doc)
+                     model_confidence=draft.confidence, model_score=scores.get(draft.text, draft.score), doc=doc,
+                     standing=standing[-1])
         out.append((draft.text, x, "model"))
     return out
 
 
 def rank(cands: list, draft: Draft | None, line_before: str, weights: RankerWeights | None = None,
-         model_scores: dict[str, float] | None = None, doc: DocNames = NO_NAMES) -> list[Scored]:
-    """Every candidate with its probability, most probable first."""
+         model_scores: dict[str, float] | None = None, doc: DocNames = NO_NAMES,
+         length_weight: float = 0.0) -> list[Scored]:
+    """Every candidate with its probability and gate score (``gate_score``), best score first
+    (``length_weight`` 0: most probable first)."""
     w = weights or shipped_weights()
-    out = [Scored(text, probability(w, x), x, source)
-           for text, x, source in candidate_rows(cands, draft, line_before, model_scores, doc)]
-    out.sort(key=lambda s: -s.probability)
+    out = []
+    for text, x, source in candidate_rows(cands, draft, line_before, model_scores, doc):
+        p = probability(w, x)
+        out.append(Scored(text, p, x, source, gate_score(p, text, length_weight)))
+    out.sort(key=lambda s: -s.score)
     return out

@@ -1,9 +1,22 @@
 """Tree-sitter helpers shared by the next-edit steps: parsed documents (with their
 ``mercury_lsp.text.TextIndex``), tree walking, and the Python node shapes the location search
-(scopes) reads."""
+(scopes) reads.
+
+Files on disk that join a query (next edit's workspace files, version ``None``) are parsed once
+and kept (``DiskTrees``: a least-recently-used cache bounded by estimated bytes), not parsed again
+by every request that reads them: the rules read every such file's tree (the export machinery
+captures each one), so a request over 70 workspace files held 70 trees at once, about 20 bytes of
+tree-sitter nodes per byte of source, and freed them all when it ended. Repeated at every
+``mercury/nextEdit``, those bursts left the heap fragmented and the daemon's RSS creeping
+(``benchmarks/lsp/soak.py``); a tree read from the cache is a shallow copy (``Tree.copy``: trees
+are not thread-safe, their nodes are shared and immutable). Open documents change at every key
+and are parsed per request, as before.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,13 +36,71 @@ class ParsedDoc:
     b: TextIndex  # lines, bytes and code points of ``doc.text``
 
 
-def parse_all(docs: Sequence[DocState], grammars: Grammars) -> list[ParsedDoc]:
+# Heap per byte of source a cached file costs: its tree-sitter nodes (about 20 bytes), its text
+# and its TextIndex (measured with tracemalloc over the soak's workspace, standard-library files).
+CACHED_BYTES_PER_SOURCE_BYTE = 24
+# What the cached trees of files on disk may take: about 2.7 MB of source (a few hundred files),
+# more than one request reads (``nextEdit.maxWorkspaceFiles`` files that mention a changed name).
+DISK_TREES_MAX_BYTES = 64 << 20
+
+
+class DiskTrees:
+    """Parsed files on disk by (URI, grammar), the least recently used dropped past ``max_bytes``
+    (estimated: ``CACHED_BYTES_PER_SOURCE_BYTE``); a file whose text changed is parsed again."""
+
+    def __init__(self, max_bytes: int = DISK_TREES_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.parses = 0  # parses done (hits cost none)
+        self._entries: OrderedDict[tuple[str, str], tuple[str, Any, TextIndex, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def parse(self, d: DocState, parser) -> ParsedDoc:
+        key = (d.uri, d.grammar or "")
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None and hit[0] == d.text:
+                self._entries.move_to_end(key)
+                return ParsedDoc(d, hit[1].copy(), hit[2])
+        b = TextIndex(d.text)
+        tree = parser.parse(b.data)
+        cost = len(b.data) * CACHED_BYTES_PER_SOURCE_BYTE
+        with self._lock:
+            self.parses += 1
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.bytes -= old[3]
+            if cost <= self.max_bytes:
+                self._entries[key] = (d.text, tree, b, cost)
+                self.bytes += cost
+                while self.bytes > self.max_bytes:
+                    self.bytes -= self._entries.popitem(last=False)[1][3]
+        return ParsedDoc(d, tree.copy(), b)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.bytes = 0
+
+
+DISK_TREES = DiskTrees()  # the daemon's: files on disk, shared by its connections
+
+
+def parse_all(docs: Sequence[DocState], grammars: Grammars, disk: DiskTrees | None = DISK_TREES) -> list[ParsedDoc]:
+    """The documents of ``docs`` that have a grammar, parsed; files on disk (version None, no history) through
+    ``disk`` (None: parsed here, kept by no one)."""
     out = []
     for d in docs:
         if d.grammar is None:
             continue
         parser = grammars.parser(d.grammar)
         if parser is None:
+            continue
+        if d.version is None and not d.history and disk is not None:
+            out.append(disk.parse(d, parser))
             continue
         b = TextIndex(d.text)
         out.append(ParsedDoc(d, parser.parse(b.data), b))

@@ -22,6 +22,7 @@ from mercury_lsp.engine_client import EngineClient
 from mercury_lsp.exclusion import Exclusion
 from mercury_lsp.heap import PeriodicTrim, configure_allocator
 from mercury_lsp.heap_trace import HeapTrace
+from mercury_lsp.next_edit.tree import DISK_TREES
 from mercury_lsp.server.access import AllowedRoots, PreAuth, Waiting
 from mercury_lsp.server.app import build_server
 from mercury_lsp.server.framing import FrameLimits, FrameReader
@@ -33,6 +34,8 @@ from mercury_lsp.syntax import Grammars
 log = logging.getLogger("mercury_lsp")
 
 READ_CHUNK = 1 << 16  # bytes per read from stdin: one pipe buffer
+# What an idle daemon lets go (``heap.PeriodicTrim``): next edit's kept trees of files on disk.
+IDLE_RELEASE = (DISK_TREES.clear,)
 
 
 async def serve_stream(reader: asyncio.StreamReader, protocol: MercuryProtocol,
@@ -113,7 +116,7 @@ async def run_stdio(base: Settings) -> int:
     server.protocol.set_writer(StdoutWriter(out))
     reader = await _stdin_reader()
     server.watch_client = lambda pid: watch_client(pid, reader.feed_eof)  # a dead client ends the input
-    trim = PeriodicTrim().start()
+    trim = PeriodicTrim(on_idle=IDLE_RELEASE).start()
     trace = HeapTrace.from_env()  # debugging only: off unless its variable names a file
     if trace is not None:
         trace.start()
@@ -145,7 +148,7 @@ async def run_tcp(base: Settings, host: str, port: int, token: str | None = None
     roots = roots or AllowedRoots()
     pre_auth = pre_auth or PreAuth()
     connected = 0
-    trim = PeriodicTrim()
+    trim = PeriodicTrim(on_idle=IDLE_RELEASE)
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal connected

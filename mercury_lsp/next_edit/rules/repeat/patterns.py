@@ -96,7 +96,8 @@ def match_sites(rule: TokenRule, doc: DocState, parsed: ParsedDoc | None, in_cod
         e = m.start(3) + len(m.group(3)) - len(m.group(3).lstrip()) if rule.trail else m.end(2)
         # where code or comment is told: the deleted run, else the lead's last character (an
         # insertion at a line's end stands past the comment it extends)
-        probe = m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted else max(s - 1, 0)
+        probe = (m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted and not rule.quote_flip
+                 else max(s - 1, 0))
         if non_code(parsed, probe) == in_code:
             continue
         line_start = text.rfind("\n", 0, s) + 1

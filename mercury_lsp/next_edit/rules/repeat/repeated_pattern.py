@@ -21,7 +21,8 @@ example, not only by count — a place whose changed line reads unlike the examp
 must be anchored on a name of the user's code, not on punctuation, keywords and built-in types
 alone (``?: string`` + `` | URL`` stands at every field of that type); an item added to one
 function's argument list repeats in that function's lists only; a change of one of two
-identical lines repeats at the same one of each such pair (``_twin_side``); text naming a local
+identical lines repeats at the same one of each such pair (``_twin_side``); an insertion is never repeated where its text already stands beside
+the place (``_already_there``: the place was changed already, or the example's own place); text naming a local
 of the example's function is not repeated where that name is unknown (another document,
 another function).
 
@@ -88,7 +89,8 @@ def sites(ctx: RuleContext, ex: Example, rule: TokenRule, docs: list[tuple[DocSt
         found = [s for d, p in docs for s in match_sites(variant, d, p, in_code)]
         if callee is not None:  # an item added to one function's list: that function's lists only
             found = [s for s in found if _callee(s.doc.text, s.start) == callee]
-        found = [s for s in found if not (s.doc is home and s.start < hi and lo < s.end)
+        found = [s for s in found if not (s.doc is home and (s.start < hi and lo < s.end or s.start == s.end and lo <= s.start <= hi))
+                 and not (not variant.deleted and _already_there(s))
                  and (s.doc is home or all(word_in(n, s.doc.text) for n in local_names))
                  and (twin is None or _has_twin(s.doc.text, s.start, twin))]
         if len(found) > opts.repeat_max_sites:
@@ -139,6 +141,21 @@ def generic(variant: TokenRule, home: DocState) -> bool:
         if t[0].isdigit() or len(re.findall(rf"(?<![\w$]){re.escape(t)}(?![\w$])", home.text)) < COMMON_NAME_USES:
             return False
     return True
+
+
+def _already_there(site: Site) -> bool:
+    """The site's inserted text already stands right beside it on its line, token for token (the
+    place is one the user already changed, or never needed it): ``*args: t.Any`` inserted again
+    before ``*args: t.Any``, ``"methodkey",`` after ``"methodkey",``, ``.as_dyn_error()`` before
+    ``.as_dyn_error()``. Repeating it would write the text twice. Punctuation alone doubles
+    rightly (a ``)`` closing a call the other change opened)."""
+    new = TOKEN.findall(site.new_text)
+    if not any(t[0].isalnum() or t[0] in "_$\"'`" for t in new):
+        return False
+    text = site.doc.text
+    lo, hi = line_bounds(text, site.start, site.end)
+    before, after = TOKEN.findall(text[lo:site.start]), TOKEN.findall(text[site.end:hi])
+    return after[:len(new)] == new or before[len(before) - len(new):] == new
 
 
 def _twin_side(ex: Example) -> int | None:

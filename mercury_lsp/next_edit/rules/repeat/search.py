@@ -60,7 +60,8 @@ def _rules(examples: list[Example]) -> list[tuple[Example, TokenRule]]:
     for ex in examples:
         rules = rules_from_edit(ex.before, ex.after)
         if ex.age == 0 and len(examples) > 1:
-            rules = generalise(rules, rules_from_edit(examples[1].before, examples[1].after))
+            rules = generalise(rules, rules_from_edit(examples[1].before, examples[1].after),
+                               repeated_pattern.MIN_PATTERN_CHARS)
         for r in rules:
             lo, hi = to_current(ex, r.edit_span[0]), to_current(ex, r.edit_span[1])
             if lo is not None and hi is not None:
@@ -90,7 +91,7 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
         home_parsed = ctx.by_uri.get(home.uri)
         lo, hi = rule.edit_span
         at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
-        in_code = not non_code(home_parsed, at if rule.deleted or not rule.lead else max(lo - 1, 0))
+        in_code = not non_code(home_parsed, at if rule.deleted and not rule.quote_flip or not rule.lead else max(lo - 1, 0))
         if "\n" in rule.inserted.strip("\n") and not rule.layout:
             continue  # multi-line text is rarely repeated verbatim (a re-spacing of tokens is)
         if rule.layout and not in_code:

@@ -31,6 +31,7 @@ CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
 NAMED_LEAD_TOKENS = 8
 # A layout rule's tokens are mostly punctuation ('-> X: ...'): more of its line anchors it.
 LAYOUT_CONTEXT_TOKENS = 6
+QUOTES = frozenset("'\"`")  # what opens a string literal (``quote_flip``)
 MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')
 # Anchor pseudo-tokens (TOKEN never yields a multi-character non-word token): any identifier, the
 # end of the line (an insertion appended to a line) and the start of its code (an insertion before
@@ -68,6 +69,14 @@ class TokenRule:
         return (len(self.deleted) == 1 and IDENT.match(self.deleted[0]) is not None
                 and IDENT.match(new) is not None and new != self.deleted[0]
                 and self.deleted[0] not in KEYWORDS and new not in KEYWORDS)
+
+    @property
+    def quote_flip(self) -> bool:
+        """A string literal replaced by code, or code by a string (``'#'`` -> ``/#/g``): whether a
+        place is code is then read where the lead anchor ends, the same before and after the
+        change (the deleted run is prose where the example's new text is code)."""
+        new = self.inserted.lstrip()[:1]
+        return bool(self.lead and self.deleted and new) and (self.deleted[0] in QUOTES) != (new in QUOTES)
 
     @property
     def pattern_chars(self) -> int:
@@ -184,17 +193,23 @@ def _merge_changes(ops, ta: list[Tok], tb: list[Tok]) -> list[tuple[int, int, in
     return merged
 
 
-def generalise(newest: list[TokenRule], older: list[TokenRule]) -> list[TokenRule]:
+def generalise(newest: list[TokenRule], older: list[TokenRule], min_chars: int = 0) -> list[TokenRule]:
     """Rules of the newest edit; where the edit before it made the same change (same deleted
     tokens, same inserted text) under another anchor, the anchor is cut to what both share,
-    identifiers they disagree on becoming wildcards."""
+    identifiers they disagree on becoming wildcards. Two anchors that share nothing on either
+    side (``process || {env: {}}`` and ``getListeners(this, eventName) || new Set()``) say
+    nothing in common about where the change goes, nor does a shared anchor too short to search
+    (under ``min_chars`` characters, ``repeated_pattern.MIN_PATTERN_CHARS``): the newest rule
+    keeps its own anchor (cut, the newest edit's own siblings were lost)."""
     out = []
     for r in newest:
         for o in older:
             if o.deleted == r.deleted and o.inserted.strip() == r.inserted.strip() and (o.lead, o.trail) != (r.lead, r.trail):
                 lead = _shared(r.lead[::-1], o.lead[::-1])[::-1]
                 trail = _shared(r.trail, o.trail)
-                r = replace(r, lead=lead, trail=trail)
+                shared = replace(r, lead=lead, trail=trail)
+                if (lead or trail) and shared.pattern_chars >= min_chars:
+                    r = shared
                 break
         out.append(r)
     return out

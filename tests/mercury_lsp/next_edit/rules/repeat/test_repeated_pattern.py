@@ -238,3 +238,48 @@ def test_code_written_into_a_string_still_repeats_javascript():
     after = src.replace("'option encode is invalid'", "'option encode is invalid: ' + enc")
     preds = [p for p in ask(doc("file:///i.js", after, (src,), (1.0,), grammar="javascript")) if p.rule == "NE204"]
     assert [after[:p.start].count("\n") for p in preds] == [4]
+
+
+def test_an_insertion_is_not_repeated_where_its_text_already_stands_python():
+    """``*args: t.Any`` inserted in one signature: the place the user just wrote it (its anchor
+    matches again there) and a signature that already has it are left alone."""
+    src = ("def dumps(obj: t.Any, **kwargs: t.Any) -> str:\n    pass\n\n\n"
+           "def loads(obj: t.Any, *args: t.Any, **kwargs: t.Any) -> str:\n    pass\n")
+    after = src.replace("dumps(obj: t.Any, **kwargs", "dumps(obj: t.Any, *args: t.Any, **kwargs")
+    assert ask(doc("file:///a.py", after, (src,), (1.0,))) == []
+
+
+def test_an_insertion_is_not_repeated_where_its_text_already_stands_typescript():
+    src = "import {escape, soft} from './a';\nimport {escape, escapeSilent, soft} from './b';\n"
+    after = src.replace("{escape, soft} from './a'", "{escape, escapeSilent, soft} from './a'")
+    preds = ask(doc("file:///a.ts", after, (src,), (1.0,), grammar="typescript"))
+    assert "escapeSilent, escapeSilent" not in applied(after, preds, "file:///a.ts")
+    assert preds == []
+
+
+def test_a_closing_bracket_inserted_beside_another_still_repeats():
+    """Punctuation doubles rightly: ``assertIsInstance(x, M)`` -> ``assertTrue(isinstance(x, M))``."""
+    src = ("class T:\n    def test(self):\n        self.assertIsInstance(escape('a'), Markup)\n"
+           "        self.assertIsInstance(escape(Foo()), Markup)\n")
+    after = src.replace("self.assertIsInstance(escape('a'), Markup)", "self.assertTrue(isinstance(escape('a'), Markup))")
+    preds = ask(doc("file:///t.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///t.py") == after.replace(
+        "self.assertIsInstance(escape(Foo()), Markup)", "self.assertTrue(isinstance(escape(Foo()), Markup))")
+
+
+def test_a_string_replaced_by_code_repeats_where_the_same_string_stands_javascript():
+    """``.replace('#', 't')`` -> ``.replace(/#/g, 't')``: the deleted run is a string where the
+    new text is code; the other calls' strings follow."""
+    call = "  r.expect(400, parseError('#rue').replace('#', 't'), done)\n"
+    src = f"it('x', function (done) {{\n{call}}})\nit('y', function (done) {{\n{call}}})\n"
+    after = src.replace("replace('#', 't')", "replace(/#/g, 't')", 1)
+    preds = ask(doc("file:///t.js", after, (src,), (1.0,), grammar="javascript"))
+    assert applied(after, preds, "file:///t.js") == src.replace("replace('#', 't')", "replace(/#/g, 't')")
+
+
+def test_a_string_replaced_by_a_name_repeats_where_the_same_string_stands_python():
+    src = ("import os\n\n\ndef home():\n    return os.environ.get('HOME', '/')\n\n\n"
+           "def base():\n    return os.environ.get('HOME', '/') + '/base'\n")
+    after = src.replace("get('HOME', '/')", "get(HOME_VARIABLE, '/')", 1)
+    preds = ask(doc("file:///a.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///a.py") == src.replace("get('HOME', '/')", "get(HOME_VARIABLE, '/')")

@@ -19,6 +19,36 @@ def test_examples_that_differ_in_an_identifier_generalise_to_a_wildcard():
     assert applied(two, preds, "file:///a.py") == two.replace("except ValueError, e:", "except ValueError as e:")
 
 
+def test_two_examples_sharing_no_anchor_keep_the_newest_ones_javascript():
+    """``||`` -> ``??`` after ``process || {env: {}}`` and then in ``getListeners(this, name) ||
+    new Set()``: the two anchors share nothing, so the newest keeps its own, and the same line in
+    the next method follows (cut to nothing, the rule was too short to search at all)."""
+    line = "\t\tconst listeners = getListeners(this, eventName) || new Set();\n"
+    src = ("class E {\n\tconstructor(options) {\n\t\tconst {env} = globalThis.process || {env: {}};\n\t}\n\n"
+           f"\temit(eventName) {{\n{line}\t\treturn listeners;\n\t}}\n\n"
+           f"\temitSerial(eventName) {{\n{line}\t\treturn listeners;\n\t}}\n}}\n")
+    one = src.replace("globalThis.process || {", "globalThis.process ?? {")
+    two = one.replace(line, line.replace("||", "??"), 1)
+    rule, = generalise(rules_from_edit(one, two), rules_from_edit(src, one))
+    assert rule.lead == (",", "eventName", ")") and rule.trail == ("new", "Set", "(")
+    preds = ask(doc("file:///index.js", two, (one, src), (2.0, 1.0), grammar="javascript"),
+                cursor=two.index("emit(eventName)"))
+    assert applied(two, preds, "file:///index.js") == two.replace("|| new Set()", "?? new Set()")
+
+
+def test_two_examples_sharing_no_anchor_keep_the_newest_ones_python():
+    """Python 2's ``<>`` -> ``!=`` after ``if (a) <> [1]:`` and then ``while n <> m:``: the
+    identical ``while`` line below follows."""
+    src = ("def f(a, n, m):\n    if (a) <> [1]:\n        pass\n    while n <> m:\n        n += 1\n"
+           "    g()\n    while n <> m:\n        n -= 1\n")
+    one = src.replace("if (a) <> [1]:", "if (a) != [1]:")
+    two = one.replace("while n <> m:", "while n != m:", 1)
+    rule, = generalise(rules_from_edit(one, two), rules_from_edit(src, one))
+    assert rule.lead == ("while", "n") and rule.trail == ("m", ":")
+    preds = ask(doc("file:///a.py", two, (one, src), (2.0, 1.0)), cursor=two.index("n += 1"))
+    assert applied(two, preds, "file:///a.py") == two.replace("while n <> m:", "while n != m:")
+
+
 def test_one_example_does_not_abstract_its_anchor():
     """``import fetch from`` gaining ``, {Headers}`` is not a change for every ``import x from``."""
     src = "import test from 'ava';\nimport delay from 'delay';\nimport fetch from 'node-fetch';\n"
