@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mercury_lsp.completion.choose import MemoryRequest, memory_lines
+from mercury_lsp.completion.rank import gate_score
 from mercury_lsp.memory.service import uri_path
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.refactor.files import InputError, read_source
@@ -26,9 +27,11 @@ WORD = re.compile(r"[A-Za-z_$][\w$]*")
 @dataclass(frozen=True)
 class Recall:
     """The memory as one next-edit request may ask it, and the precision gate its line
-    candidates pass (``completion.minProbability``: the gate the ghost text's memory lines pass)."""
+    candidates pass: the ghost text's (``completion.minProbability`` against the probability
+    weighed by length, ``completion.lengthWeight``: ``rank.gate_score``)."""
     request: MemoryRequest
     min_probability: float
+    length_weight: float
 
     def words(self, uri: str, text: str, lo: int, cursor: int) -> dict[str, float]:
         """The words that finish ``text[lo:cursor]`` (a half-typed identifier), each with the best
@@ -49,7 +52,8 @@ class Recall:
         that starts as the typed one does: ``[]string,`` alone is followed by `` error) {`` in
         function signatures, not in the ``make([]string,`` typed — heldout3)."""
         return [s.text for s in memory_lines(self.request, uri, text, cursor)
-                if s.probability >= self.min_probability and s.text.strip() and s.features.get("covers_line")]
+                if gate_score(s.probability, s.text, self.length_weight) >= self.min_probability
+                and s.text.strip() and s.features.get("covers_line")]
 
     def defining_file(self, name: str, open_uris: set[str]) -> DocState | None:
         """The file (not open) that defines ``name``, as the memory found it, read from disk now;

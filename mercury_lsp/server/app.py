@@ -158,7 +158,8 @@ class MercuryServer(LanguageServer):
         if memory is None or not memory.ready:
             return None
         request = self.completions.memory_request(doc, self.current)
-        return None if request is None else Recall(request, self.current.completion.min_probability)
+        gate = self.current.completion
+        return None if request is None else Recall(request, gate.min_probability, gate.length_weight)
 
     def memory_exclude(self) -> Callable[[Path], bool]:
         """Files the memory must never read or return: the ``exclude`` setting's (as it is when

@@ -76,7 +76,7 @@ def recall(memory: Memory, home: DocState, *others: DocState) -> Recall:
     documents), gated as the server gates it (``completion.minProbability``'s default)."""
     open_docs = tuple(OpenDoc(d.uri, d.version or 0, d.text, d.grammar or "") for d in others)
     request = MemoryRequest(memory, open_docs, home.grammar or "", False)
-    return Recall(request, Settings().completion.min_probability)
+    return Recall(request, Settings().completion.min_probability, Settings().completion.length_weight)
 
 
 def follow(home: tuple[str, str, str], *others: tuple[str, str], options: NextEditOptions | None = None,
