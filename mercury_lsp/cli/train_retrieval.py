@@ -171,11 +171,11 @@ def _row(doc: dict, path: Path, memory: Memory, rng: random.Random, tok, context
     start = before.offsets[-keep][0] if len(before.ids) > keep else 0
     prefix = text[start:cursor]
     room = seq_len - count(prefix) - len(span) - pads - len(suffix)
-    block = comment_block(seam_chunks(found, memory.roots), uri, room, count) if room > 0 else ""
+    chunks = seam_chunks(found, memory.roots)
+    block = comment_block(chunks, uri, room, count) if room > 0 else ""
     if not block:
         return None
     laid = lay_out(ids(block + prefix), count(block), span, suffix, pads, seq_len, pad_id)
     if laid is None:
         return None
-    shown = tuple(c.path for c in seam_chunks(found, memory.roots))
-    return laid, shown
+    return laid, tuple(c.path for c in chunks)

@@ -100,10 +100,11 @@ def memory_candidates(req: MemoryRequest | None, settings: Settings, uri: str, t
     return req.memory.candidates(req.context(uri, text, cursor, replace_end, block), req.open_docs)
 
 
-def memory_lines(req: MemoryRequest, uri: str, text: str, cursor: int) -> list[Scored]:
+def memory_lines(req: MemoryRequest, uri: str, text: str, cursor: int, length_weight: float = 0.0) -> list[Scored]:
     """The repository memory's continuations of the line at ``cursor``, ranked with their
-    probabilities (no model call): the small, stable call for other features (next edit's
-    half-typed line, the CLI) — gate them with ``Settings().completion.min_probability``."""
+    probabilities and gate scores (no model call): the small, stable call for other features
+    (next edit's half-typed line, the CLI) — gate their ``score`` with
+    ``completion.minProbability``, ``length_weight`` being ``completion.lengthWeight``."""
     line_before = text[text.rfind("\n", 0, cursor) + 1:cursor]
     cands = req.memory.candidates(req.context(uri, text, cursor, cursor), req.open_docs)
-    return rank(cands, None, line_before, doc=DocNames.of(text, cursor))
+    return rank(cands, None, line_before, doc=DocNames.of(text, cursor), length_weight=length_weight)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mercury_lsp.completion.choose import MemoryRequest, memory_lines
-from mercury_lsp.completion.rank import gate_score
 from mercury_lsp.memory.service import uri_path
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.refactor.files import InputError, read_source
@@ -51,9 +50,8 @@ class Recall:
         a context that reaches back past the start of the cursor's line (a line of the repository
         that starts as the typed one does: ``[]string,`` alone is followed by `` error) {`` in
         function signatures, not in the ``make([]string,`` typed — heldout3)."""
-        return [s.text for s in memory_lines(self.request, uri, text, cursor)
-                if gate_score(s.probability, s.text, self.length_weight) >= self.min_probability
-                and s.text.strip() and s.features.get("covers_line")]
+        return [s.text for s in memory_lines(self.request, uri, text, cursor, self.length_weight)
+                if s.score >= self.min_probability and s.text.strip() and s.features.get("covers_line")]
 
     def defining_file(self, name: str, open_uris: set[str]) -> DocState | None:
         """The file (not open) that defines ``name``, as the memory found it, read from disk now;

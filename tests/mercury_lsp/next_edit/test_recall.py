@@ -91,14 +91,21 @@ async def test_the_server_gives_next_edit_the_workspace_memory(tiny_model, tmp_p
 def test_line_endings_pass_the_ghost_texts_gate_weighed_by_length(monkeypatch):
     """Next edit's memory endings are gated as the ghost text is (``rank.gate_score``): at the same
     probability a long rest of line passes where a two-character one does not."""
-    from mercury_lsp.completion.rank import Scored
+    from types import SimpleNamespace
+
+    from mercury_lsp.completion.rank import Scored, gate_score
     from mercury_lsp.config import Settings
     from mercury_lsp.next_edit.recall import Recall
 
     gate = Settings().completion
     p = gate.min_probability * 1.05  # just past the plain probability gate
     long_rest = "parse_config(fh.read(), strict=True)"
-    found = [Scored("x)", p, {"covers_line": 1.0}, "memory"), Scored(long_rest, p, {"covers_line": 1.0}, "memory")]
-    monkeypatch.setattr("mercury_lsp.next_edit.recall.memory_lines", lambda *a, **k: found)
-    assert Recall(None, gate.min_probability, gate.length_weight).endings("file:///a.py", "", 0) == [long_rest]
-    assert Recall(None, gate.min_probability, 0.0).endings("file:///a.py", "", 0) == ["x)", long_rest]
+
+    def ranked(cands, draft, line_before, doc=None, length_weight=0.0):  # the ranker's probability: p for both
+        return [Scored(t, p, {"covers_line": 1.0}, "memory", gate_score(p, t, length_weight)) for t in ("x)", long_rest)]
+
+    monkeypatch.setattr("mercury_lsp.completion.choose.rank", ranked)
+    request = SimpleNamespace(memory=SimpleNamespace(candidates=lambda ctx, docs: []), open_docs=(),
+                              context=lambda *a: None)
+    assert Recall(request, gate.min_probability, gate.length_weight).endings("file:///a.py", "", 0) == [long_rest]
+    assert Recall(request, gate.min_probability, 0.0).endings("file:///a.py", "", 0) == ["x)", long_rest]
