@@ -56,9 +56,9 @@ def from_memory(path: Path, text: str, cursor: int) -> tuple[str, float] | None:
     """The repository memory's line at the cursor, when the precision gate would show it:
     (text, probability). The memory of the file's repository (its git root, else its folder) is
     built, or read from the saved index, first."""
-    from mercury_lsp.completion.rank import DocNames, rank
+    from mercury_lsp.completion.choose import MemoryRequest, memory_lines
     from mercury_lsp.config import Settings
-    from mercury_lsp.memory import Context, Memory
+    from mercury_lsp.memory import Memory
     from mercury_lsp.memory.sources import git_root, is_test_path
     from mercury_lsp.syntax import grammar_for
 
@@ -67,12 +67,10 @@ def from_memory(path: Path, text: str, cursor: int) -> tuple[str, float] | None:
     memory = Memory([root])
     memory.start()
     memory.wait_built()
+    opts = Settings().completion
     try:
-        grammar = grammar_for("", real.as_uri()) or ""
-        line_before = text[text.rfind("\n", 0, cursor) + 1:cursor]
-        cands = memory.candidates(Context(real.as_uri(), text, cursor, grammar, is_test_path(str(real))))
-        opts = Settings().completion
-        ranked = rank(cands, None, line_before, doc=DocNames.of(text, cursor), length_weight=opts.length_weight)
+        request = MemoryRequest(memory, (), grammar_for("", real.as_uri()) or "", is_test_path(str(real)))
+        ranked = memory_lines(request, real.as_uri(), text, cursor, opts.length_weight)
     finally:
         memory.close()
     return (ranked[0].text, ranked[0].probability) if ranked and ranked[0].score >= opts.min_probability else None
