@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             doc = text[:cursor] + "\n" + text[body + len(lines[i + 1]) + 1:]
             ctx = Context(f.as_uri(), doc, cursor, EXTENSIONS.get(f.suffix, ""), is_test_path(str(f)), None, True)
             ranked = [s for s in rank(mem.candidates(ctx), None, lines[i][:len(lines[i].rstrip())],
-                                      doc=DocNames.of(doc, cursor)) if s.text.startswith("\n")]
+                                      doc=DocNames.of(doc, cursor, ctx.language)) if s.text.startswith("\n")]
             want = lines[i + 1].strip()
             n += 1
             oracle += any(s.text.split("\n")[1].strip() == want for s in ranked)

@@ -96,7 +96,7 @@ def collect(root: Path, cases: list[dict], model) -> list[dict]:
                           is_test_path(c["path"]))
             cands = mem.candidates(ctx)
             draft, scores = model(path, doc, cursor, [x.text for x in cands]) if model else (None, None)
-            rows = candidate_rows(cands, draft, c["prefix_line_text"], scores, DocNames.of(doc, cursor))
+            rows = candidate_rows(cands, draft, c["prefix_line_text"], scores, DocNames.of(doc, cursor, ctx.language))
             want = line.rstrip()
             out.append({"repo": repo, "language": c["language"], "test": c["test_file"],
                         "target_chars": len(c["target"].rstrip()),

@@ -107,4 +107,4 @@ def memory_lines(req: MemoryRequest, uri: str, text: str, cursor: int, length_we
     ``completion.minProbability``, ``length_weight`` being ``completion.lengthWeight``."""
     line_before = text[text.rfind("\n", 0, cursor) + 1:cursor]
     cands = req.memory.candidates(req.context(uri, text, cursor, cursor), req.open_docs)
-    return rank(cands, None, line_before, doc=DocNames.of(text, cursor), length_weight=length_weight)
+    return rank(cands, None, line_before, doc=DocNames.of(text, cursor, req.grammar), length_weight=length_weight)

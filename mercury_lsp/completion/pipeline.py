@@ -73,7 +73,7 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
     line_before = snap.text[snap.line_start(snap.line_of(cursor)):cursor]
     cands = memory_candidates(memory, settings, snap.uri, snap.text, cursor, window.replace_end,
                               block=window.kind == "block")
-    names = DocNames.of(snap.text, cursor) if cands or memory is not None else NO_NAMES
+    names = DocNames.of(snap.text, cursor, memory.grammar) if memory is not None else NO_NAMES
     weigh = settings.completion.length_weight
     ranked = rank(cands, None, line_before, doc=names, length_weight=weigh)
     outcome = None

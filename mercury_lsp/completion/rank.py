@@ -21,6 +21,7 @@ from pathlib import Path
 
 import msgspec
 
+from mercury_lsp.completion.brackets import closes_unopened, open_at
 from mercury_lsp.memory.candidates import Features
 
 WEIGHTS_FILE = Path(__file__).with_name("ranker.json")
@@ -78,6 +79,11 @@ class RankerWeights(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     match_x_share: float = 0.0  # match_tokens * share_top (a long, unanimous context)
     chars_x_share: float = 0.0  # text_chars * share_top (a long text most places agree on)
     chars_x_match: float = 0.0  # text_chars * match_tokens
+    open_mismatch: float = 0.0  # it closes a bracket the code before the cursor left not open (``brackets``)
+    # Its lead over the request's other candidates (its value minus the best other's; 0 alone):
+    next_agree_lead: float = 0.0  # ... in next_agree: the code below agrees with it more than with the rest
+    match_lead: float = 0.0  # ... in match_tokens
+    unseen_excess: float = 0.0  # its names_unseen minus the lowest other's (it writes more unknown names)
 
 
 FEATURES = tuple(f for f in RankerWeights.__struct_fields__ if f != "bias")
@@ -127,18 +133,22 @@ def _brackets(line: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class DocNames:
-    """The names of the document: near the cursor above it, below its line, and anywhere."""
+    """What the ranker reads of the document around the cursor: its names near the cursor above
+    it, below its line, and anywhere, and the brackets open at the cursor (``brackets.open_at``)."""
     before: frozenset[str]
     after: frozenset[str]
     anywhere: frozenset[str]
+    brackets: str = ""
+    language: str = ""  # the grammar's name ("" for plain text)
 
     @classmethod
-    def of(cls, text: str, cursor: int) -> DocNames:
+    def of(cls, text: str, cursor: int, language: str = "") -> DocNames:
         line_end = text.find("\n", cursor)
         line_end = len(text) if line_end < 0 else line_end
         return cls(frozenset(NAME.findall(text, max(0, cursor - NEAR_CHARS), cursor)),
                    frozenset(NAME.findall(text, line_end, line_end + NEAR_CHARS)),
-                   frozenset(NAME.findall(text, max(0, cursor - DOC_CHARS), cursor + DOC_CHARS)))
+                   frozenset(NAME.findall(text, max(0, cursor - DOC_CHARS), cursor + DOC_CHARS)),
+                   open_at(text, cursor, language), language)
 
 
 NO_NAMES = DocNames(frozenset(), frozenset(), frozenset())
@@ -158,7 +168,8 @@ def features(f: Features | None, text: str, line_before: str, line_tokens: int, 
             "model_agrees": float(model_agrees), "model_confidence": model_confidence, "model_score": model_score,
             "names": lg(len(names)), "names_after": len(names & doc.after) / n,
             "names_before": len(names & doc.before) / n, "names_unseen": len(names - doc.anywhere) / n,
-            **(standing or among([text], [0])[0])}
+            "open_mismatch": float(closes_unopened(doc.brackets, text, doc.language)),
+            **(standing or among([text], [0])[0]), **dict.fromkeys(LEADS, 0.0)}
     if f is None:
         return _interactions({**{k: 0.0 for k in FEATURES}, **base, "from_model": 1.0})
     return _interactions({
@@ -199,6 +210,22 @@ def among(texts: list[str], counts: list[int]) -> list[dict[str, float]]:
                     "count_share": counts[i] / total, "first_token_share": by_first[firsts[i]] / total,
                     "candidates": lg(len(texts))})
     return out
+
+
+# Lead features: (name, the feature it compares, whether it is measured against the best other
+# candidate's value (True) or the lowest other's (False)).
+LEADS = {"next_agree_lead": ("next_agree", True), "match_lead": ("match_tokens", True),
+         "unseen_excess": ("names_unseen", False)}
+
+
+def leads(rows: list[dict[str, float]]) -> None:
+    """Each row's lead features (``LEADS``) against the other rows of the request, in place."""
+    for name, (key, against_best) in LEADS.items():
+        values = [x[key] for x in rows]
+        for i, x in enumerate(rows):
+            others = values[:i] + values[i + 1:]
+            if others:
+                x[name] = values[i] - (max(others) if against_best else min(others))
 
 
 def _interactions(x: dict[str, float]) -> dict[str, float]:
@@ -253,6 +280,7 @@ def candidate_rows(cands: list, draft: Draft | None, line_before: str,
                      model_confidence=draft.confidence, model_score=scores.get(draft.text, draft.score), doc=doc,
                      standing=standing[-1])
         out.append((draft.text, x, "model"))
+    leads([x for _, x, _ in out])
     return out
 
 

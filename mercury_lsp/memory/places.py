@@ -108,7 +108,10 @@ def read_places(query: Query, corpus: Corpus, m: Matches, wildcard: int | None =
     ok &= (stop - start) <= MAX_CONTINUATION_CHARS
     mismatch = bool(query.typed_tail and not query.typed_tail.strip()) & (first == end_of_match) & (le2 > 0)
     agree = _next_agree(win, le, query.next_ids)
-    extended, subs = (lengths, None) if wildcard is not None else _one_word_apart(query, corpus, ends, lengths, ok)
+    if wildcard is not None:
+        extended, subs = lengths, _wildcard_word(query, corpus, ends, wildcard)
+    else:
+        extended, subs = _one_word_apart(query, corpus, ends, lengths, ok)
     files = corpus.file_of(ends)
     block = query.context.block
     out = []
@@ -166,6 +169,21 @@ def _next_agree(win: np.ndarray, le: np.ndarray, next_ids: np.ndarray) -> np.nda
     got = win[rows[:, None], np.minimum(idx, win.shape[1] - 1)]
     same = (got == next_ids[None, :]) & inside & at_nl[:, None]
     return np.cumprod(same, axis=1).sum(axis=1)
+
+
+def _wildcard_word(query: Query, corpus: Corpus, ends: np.ndarray, j: int):
+    """A function giving a wildcard place's text with the place's own word (the one standing for
+    the typed word ``j`` tokens back) replaced by the typed word, or None when it holds none."""
+    typed = _word_at(query.doc, query.cursor_end - 1 - j)
+
+    def sub(i: int, text: str) -> str | None:
+        src = _word_at(corpus, int(ends[i]))
+        if src is None or typed is None or src == typed:
+            return None
+        out = substitute(text, src.decode("utf-8", "replace"), typed.decode("utf-8", "replace"))
+        return out if out != text else None
+
+    return sub
 
 
 def _one_word_apart(query: Query, corpus: Corpus, ends: np.ndarray, lengths: np.ndarray, ok: np.ndarray):

@@ -61,3 +61,27 @@ def test_rank_orders_by_the_gate_score():
     by_score = rank(cands, None, "f(", length_weight=1.0)
     assert [s.score for s in by_score] == sorted((s.score for s in by_score), reverse=True)
     assert all(s.score == pytest.approx(gate_score(s.probability, s.text, 1.0)) for s in by_score)
+
+
+def test_leads_compare_a_candidate_with_the_requests_others():
+    from mercury_lsp.completion.rank import DocNames, candidate_rows
+
+    cands = [Candidate("foo(a)", Features(match_tokens=4, count=2, next_agree=6)),
+             Candidate("foo(b)", Features(match_tokens=2, count=1, next_agree=1)),
+             Candidate("zzz(q)", Features(match_tokens=2, count=1, next_agree=0))]
+    doc = DocNames.of("a = 1\nfoo(a)\n", 6)
+    rows = [x for _, x, _ in candidate_rows(cands, None, "", doc=doc)]
+    assert rows[0]["next_agree_lead"] > 0 > rows[1]["next_agree_lead"]
+    assert rows[0]["match_lead"] > 0 and rows[1]["match_lead"] < 0 and rows[2]["match_lead"] < 0
+    assert rows[0]["unseen_excess"] < 0 < rows[2]["unseen_excess"]  # "zzz", "q" appear nowhere; "b" neither
+    alone = [x for _, x, _ in candidate_rows(cands[:1], None, "", doc=doc)]
+    assert alone[0]["next_agree_lead"] == alone[0]["match_lead"] == alone[0]["unseen_excess"] == 0.0
+
+
+def test_a_candidate_closing_what_is_not_open_is_marked():
+    from mercury_lsp.completion.rank import DocNames, candidate_rows
+
+    doc_text = "fn main() {\n    let v = vec![1, 2];\n    run(v, |x| {\n        x\n    }"
+    doc = DocNames.of(doc_text, len(doc_text), "rust")
+    rows = {t: x for t, x, _ in candidate_rows([Candidate(");"), Candidate("];")], None, "    }", doc=doc)}
+    assert rows[");"]["open_mismatch"] == 0.0 and rows["];"]["open_mismatch"] == 1.0

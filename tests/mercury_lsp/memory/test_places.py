@@ -1,0 +1,40 @@
+"""Places read around a typed word: a new name typed where the code elsewhere has another one
+(the wildcard search) gets that place's rest of line with the place's name replaced by the new one
+(``self.width = width`` there, ``self.height`` typed here: `` = height``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mercury_lsp.memory.query import Context
+from tests.support.memory import built, write
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MERCURY_LSP_CACHE", str(tmp_path / "cache"))
+
+
+def texts(root: Path, files: dict[str, str], name: str, doc: str, language: str) -> list[str]:
+    write(root, files)
+    mem = built(root.resolve())
+    try:
+        return [c.text for c in mem.candidates(Context((root / name).as_uri(), doc, len(doc), language))]
+    finally:
+        mem.close()
+
+
+def test_a_new_name_replaces_the_places_own_in_python(tmp_path, cache):
+    shape = "class Box:\n    def __init__(self, width):\n        self.width = width\n"
+    doc = "class Frame:\n    def __init__(self, height):\n        self.height"
+    got = texts(tmp_path / "ws", {"box.py": shape}, "frame.py", doc, "python")
+    assert " = height" in got
+
+
+def test_a_new_name_replaces_the_places_own_inside_longer_names_in_typescript(tmp_path, cache):
+    lib = "export function slice(rawEnd: number) {\n  const end = normalizeSliceIndex(rawEnd, source.length)\n}\n"
+    doc = "export function other(rawStart: number) {\n  const start"
+    got = texts(tmp_path / "ws", {"lib.ts": lib}, "other.ts", doc, "typescript")
+    assert " = normalizeSliceIndex(rawStart, source.length)" in got
