@@ -55,6 +55,9 @@ class RankerWeights(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     space_mismatch: float = 0.0
     trimmed: float = 0.0
     wildcard: float = 0.0
+    parallel: float = 0.0  # log(1 + parallel lines near the cursor's giving it)
+    parallel_words: float = 0.0  # the fewest words such a line differed in
+    parallel_near: float = 0.0  # 1 / (1 + lines to the nearest one); 0: none
     text_chars: float = 0.0  # log(1 + characters suggested)
     balanced: float = 0.0  # the line's brackets balance with it
     overclosed: float = 0.0  # it closes brackets the line never opened
@@ -180,7 +183,8 @@ def features(f: Features | None, text: str, line_before: str, line_tokens: int, 
         "in_open": lg(f.in_open), "same_language": f.same_language, "same_kind": f.same_kind,
         "extended": lg(max(0, f.extended - f.match_tokens)), "substituted": float(f.substituted),
         "next_agree": lg(f.next_agree), "space_mismatch": float(f.space_mismatch), "trimmed": float(f.trimmed),
-        "wildcard": float(f.wildcard)})
+        "wildcard": float(f.wildcard), "parallel": lg(f.parallel), "parallel_words": float(f.parallel_words),
+        "parallel_near": 1.0 / (1.0 + f.parallel_near) if f.parallel else 0.0})
 
 
 def _first_token(text: str) -> str:

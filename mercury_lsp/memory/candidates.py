@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mercury_lsp.memory.corpus import Corpus
+from mercury_lsp.memory.parallel import parallels
 from mercury_lsp.memory.places import Place, read_places
 from mercury_lsp.memory.query import Query
 from mercury_lsp.memory.shard import Matches
 
 MAX_CANDIDATES = 16  # distinct texts kept per request, best-supported first
+MAX_PARALLEL = 4  # distinct texts the parallel lines add, nearest first
 
 
 @dataclass
@@ -43,6 +45,9 @@ class Features:
     space_mismatch: bool = False  # the user typed a space where the source has none
     trimmed: bool = False  # a repeat of the text after the cursor was cut off
     wildcard: bool = False  # found around a typed word that occurs nowhere else (a new name)
+    parallel: int = 0  # lines near the cursor's that give this text as a parallel (``parallel``)
+    parallel_words: int = 0  # the fewest words such a line differed in
+    parallel_near: int = 0  # lines between the nearest such line and the cursor's (0: none)
 
 
 @dataclass
@@ -132,3 +137,29 @@ def _merge_same(cands: list[Candidate]) -> list[Candidate]:
         seen.add(c.text)
         out.append(c)
     return out
+
+
+def with_parallels(query: Query, cands: list[Candidate]) -> list[Candidate]:
+    """``cands`` with what the parallel lines near the cursor say (``parallel``): a text they give
+    that is a candidate already gets their features, a new one is added (at most
+    ``MAX_PARALLEL``), trimmed like the others."""
+    by_text = {c.text: c for c in cands}
+    added: list[Candidate] = []
+    for p in parallels(query):
+        text, trimmed = _trim(p.text, query.after_line)
+        if not text.strip():
+            continue
+        c = by_text.get(text)
+        if c is None:
+            if len(added) >= MAX_PARALLEL:
+                continue
+            c = Candidate(text, Features(same_language=1.0, same_kind=1.0, trimmed=trimmed,
+                                         substituted=p.swapped))
+            by_text[text] = c
+            added.append(c)
+        f = c.features
+        if not f.parallel:
+            f.parallel_words, f.parallel_near = p.words, p.lines_away
+        f.parallel += 1
+        f.parallel_words = min(f.parallel_words, p.words)
+    return cands + added

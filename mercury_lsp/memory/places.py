@@ -112,6 +112,7 @@ def read_places(query: Query, corpus: Corpus, m: Matches, wildcard: int | None =
         extended, subs = lengths, _wildcard_word(query, corpus, ends, wildcard)
     else:
         extended, subs = _one_word_apart(query, corpus, ends, lengths, ok)
+    below = _next_line_word(query, corpus, ends, win, le, agree)
     files = corpus.file_of(ends)
     block = query.context.block
     out = []
@@ -120,6 +121,8 @@ def read_places(query: Query, corpus: Corpus, m: Matches, wildcard: int | None =
         if block and not text:  # the place's line ends where the cursor's does: its body follows
             text = _body(corpus, int(end_of_match[i]), int(stop[i]), int(files[i]), query.line_before)
         sub = subs(i, text) if subs is not None else None
+        if sub is None:
+            sub = below(i, text)
         out.append(Place(text, int(lengths[i]), int(extended[i]), int(files[i]), int(agree[i]),
                          bool(mismatch[i]), sub))
     return out
@@ -169,6 +172,39 @@ def _next_agree(win: np.ndarray, le: np.ndarray, next_ids: np.ndarray) -> np.nda
     got = win[rows[:, None], np.minimum(idx, win.shape[1] - 1)]
     same = (got == next_ids[None, :]) & inside & at_nl[:, None]
     return np.cumprod(same, axis=1).sum(axis=1)
+
+
+def _next_line_word(query: Query, corpus: Corpus, ends: np.ndarray, win: np.ndarray, le: np.ndarray,
+                    agree: np.ndarray):
+    """A function giving a place's text with the one word where its next line differs from the
+    document's (both agreeing before it and ``AGAIN_MIN`` of ``AGAIN_TOKENS`` after it) replaced
+    by the document's, or None: the line below the cursor says which word this copy changes."""
+    k = len(query.next_ids)
+    rows = np.arange(len(win))
+    width = win.shape[1]
+    at = le + 1 + agree  # the place's token where its next line stops agreeing
+    ok = (agree < k) & (le < width) & (at < width)
+    ok &= win[rows, np.minimum(le, width - 1)] == NEWLINE
+    if not ok.any():
+        return lambda i, text: None
+    t = np.arange(AGAIN_TOKENS)[None, :]
+    idx = at[:, None] + 1 + t
+    qidx = agree[:, None] + 1 + t
+    inside = (idx < width) & (qidx < k)
+    eq = (win[rows[:, None], np.minimum(idx, width - 1)] == query.next_ids[np.minimum(qidx, max(0, k - 1))]) & inside
+    ok &= np.cumprod(eq, axis=1).sum(axis=1) >= AGAIN_MIN
+
+    def sub(i: int, text: str) -> str | None:
+        if not ok[i]:
+            return None
+        src = _word_at(corpus, int(ends[i]) + int(at[i]))
+        dst = _word_at(query.doc, query.next_at + int(agree[i]))
+        if src is None or dst is None or src == dst:
+            return None
+        out = substitute(text, src.decode("utf-8", "replace"), dst.decode("utf-8", "replace"))
+        return out if out != text else None
+
+    return sub
 
 
 def _wildcard_word(query: Query, corpus: Corpus, ends: np.ndarray, j: int):

@@ -33,7 +33,7 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from mercury_lsp.memory.candidates import Candidate, gather
+from mercury_lsp.memory.candidates import Candidate, gather, with_parallels
 from mercury_lsp.memory.corpus import FileInfo
 from mercury_lsp.memory.indexer import BuildSummary, Indexer, Limits, Progress
 from mercury_lsp.memory.query import Context, build_query
@@ -254,7 +254,7 @@ class Memory:
                 wide = max(c.longest(q, live, skip) for c, live, _, skip in moved)
                 if wide >= MIN_LEVEL:
                     out += self._search(query, q, wide, moved, j)
-        return out
+        return with_parallels(query, out)
 
     @staticmethod
     def _reached(corpora, q: np.ndarray, deadline: float) -> tuple[list, int]:

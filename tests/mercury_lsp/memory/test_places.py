@@ -38,3 +38,29 @@ def test_a_new_name_replaces_the_places_own_inside_longer_names_in_typescript(tm
     doc = "export function other(rawStart: number) {\n  const start"
     got = texts(tmp_path / "ws", {"lib.ts": lib}, "other.ts", doc, "typescript")
     assert " = normalizeSliceIndex(rawStart, source.length)" in got
+
+
+def at_cursor(root: Path, files: dict[str, str], name: str, before: str, after: str, language: str) -> list[str]:
+    write(root, files)
+    mem = built(root.resolve())
+    try:
+        doc = before + after
+        return [c.text for c in mem.candidates(Context((root / name).as_uri(), doc, len(before), language))]
+    finally:
+        mem.close()
+
+
+def test_the_word_the_next_line_changes_is_changed_in_the_copy_too_in_python(tmp_path, cache):
+    other = "def test_a():\n    serial = split(array)\n    parallel = par_split(array)\n    assert serial == parallel\n"
+    before = "def test_b():\n    serial = split("
+    after = "\n    parallel = par_split(array_ref)\n    assert serial == parallel\n"
+    got = at_cursor(tmp_path / "ws", {"test_a.py": other}, "test_b.py", before, after, "python")
+    assert "array_ref)" in got
+
+
+def test_the_word_the_next_line_changes_is_changed_in_the_copy_too_in_rust(tmp_path, cache):
+    other = "fn a() {\n    let serial = s.split(array);\n    let parallel = p.par_split(array);\n    assert_eq!(serial, parallel);\n}\n"
+    before = "fn b() {\n    let serial = s.split("
+    after = "\n    let parallel = p.par_split(array_ref);\n    assert_eq!(serial, parallel);\n}\n"
+    got = at_cursor(tmp_path / "ws", {"lib.rs": other}, "other.rs", before, after, "rust")
+    assert "array_ref);" in got
