@@ -161,6 +161,28 @@ def curve(best: list[tuple[float, bool, int]]) -> list[dict]:
     return rows
 
 
+LOSSES = ("saved", "right first, gated", "wrong first, shown", "wrong first, gated", "no right candidate")
+
+
+def losses(cases: list[dict], best: list[tuple[float, bool, int]], threshold: float) -> dict[str, dict]:
+    """Where the target characters go at the gate: saved, the right candidate ranked first but
+    gated, a wrong one first (shown or gated) while a right one was among the candidates, or no
+    right candidate at all; each as a share of all target characters and of the cases."""
+    chars = sum(c["target_chars"] for c in cases) or 1
+    out = {k: {"chars": 0.0, "cases": 0.0} for k in LOSSES}
+    for c, (score, right, tc) in zip(cases, best, strict=True):
+        shown = score > 0 and score >= threshold
+        if not any(y for _, y, *_ in c["rows"]):
+            kind = "no right candidate"
+        elif right:
+            kind = "saved" if shown else "right first, gated"
+        else:
+            kind = "wrong first, shown" if shown else "wrong first, gated"
+        out[kind]["chars"] += tc / chars
+        out[kind]["cases"] += 1 / len(cases)
+    return out
+
+
 def cross_validated(cases: list[dict]) -> np.ndarray:
     """Each case's candidate probabilities from a model fitted without its repository."""
     x, y, owner = design(cases)
@@ -208,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"gate at {chosen['threshold']:.2f}, length weight {args.length_weight:g} (precision >= "
           f"{args.min_precision:.0%} held out): shown {chosen['shown']:.1%} exact {chosen['exact']:.1%} "
           f"precision {chosen['precision'] or 0:.1%} chars saved {chosen['chars_saved']:.1%}")
+    lost = losses(data, best, chosen["threshold"])
+    print("target characters (cases) at the gate: " + ", ".join(
+        f"{k} {v['chars']:.1%} ({v['cases']:.1%})" for k, v in lost.items()))
     groups: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(data):
         groups[c["language"]].append(i)
@@ -227,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     result = {"benchmark": "completion_ranker", "cases": len(data), "candidates": int(len(y)),
               "right_among_candidates": any_right, "right_among_candidates_chars": any_right_chars,
-              "ranked_all_shown": top1, "gate": chosen, "length_weight": args.length_weight,
+              "ranked_all_shown": top1, "gate": chosen, "losses": lost, "length_weight": args.length_weight,
               "min_precision": args.min_precision, "model": args.model, "curve": rows,
               "weights": {"bias": weights.bias, **{k: getattr(weights, k) for k in FEATURES}}}
     args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -8,8 +8,8 @@ Modules: ``tokens`` (code as 32-bit token ids), ``shard`` (suffix arrays over fi
 memory-mapped), ``scan`` (open documents and changed files, scanned directly), ``sources``
 (which files, git- and ``.gitignore``-aware), ``store`` (one root: shards, dead files, the saved
 manifest), ``indexer`` (the background thread), ``query``/``places``/``candidates`` (from a cursor
-to continuations with features), ``chunks``/``retrieve`` (BM25 chunks and definitions),
-``service`` (``Memory``: the API the daemon and the CLI call).
+to continuations with features), ``parallel`` (the document's lines shaped like the typed one),
+``chunks``/``retrieve`` (BM25 chunks and definitions), ``service`` (``Memory``: the API the daemon and the CLI call).
 """
 
 from mercury_lsp.memory.candidates import Candidate, Features

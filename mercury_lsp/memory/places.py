@@ -10,6 +10,12 @@ document's, and whether its context goes on matching past one differing word.
   the place is a parallel of the cursor's code; when its rest of line holds that word (in the same
   or another letter case, possibly inside a longer name: ``total_microseconds_value``), the word
   put in its place gives a second text (``total_weeks_value``).
+* **The word the next line changes** (``_next_line_word``): where the place's next line differs
+  from the document's in one word and agrees around it (``par_split(array)`` there,
+  ``par_split(array_ref)`` below the cursor), that word is replaced in the place's text too.
+* **A new name** (``wildcard``): the place's own word, standing for the typed one, is replaced
+  by the typed word in its rest of line (``self.width = width`` there, ``self.height`` typed:
+  `` = height``).
 """
 
 from __future__ import annotations
