@@ -65,9 +65,7 @@ def _variants(src: str, dst: str) -> list[tuple[str, str]]:
     return out
 
 
-def substitute(text: str, src: str, dst: str) -> str | None:
-    """``text`` with ``src`` replaced by ``dst`` (whole words, or inside names when at least
-    ``MIN_SUBSTITUTE_CHARS`` long), trying the other letter cases too; None when it holds none."""
+def _replace(text: str, src: str, dst: str) -> str | None:
     for a, b in _variants(src, dst):
         if len(a) >= MIN_SUBSTITUTE_CHARS and a in text:
             return text.replace(a, b)
@@ -75,6 +73,40 @@ def substitute(text: str, src: str, dst: str) -> str | None:
         if pattern.search(text):
             return pattern.sub(b, text)
     return None
+
+
+PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|_+|[^_A-Za-z0-9]+")
+
+
+def _cores(src: str, dst: str) -> tuple[str, str] | None:
+    """The pieces two names differ in (``total_seconds``, ``total_minutes``: ``seconds``,
+    ``minutes``), when they share pieces around one differing run; None otherwise."""
+    a, b = PIECE.findall(src), PIECE.findall(dst)
+    if "".join(a) != src or "".join(b) != dst:
+        return None
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    j = 0
+    while j < min(len(a), len(b)) - i and a[-1 - j] == b[-1 - j]:
+        j += 1
+    if not i and not j:
+        return None
+    core_a, core_b = "".join(a[i:len(a) - j]).strip("_"), "".join(b[i:len(b) - j]).strip("_")
+    if len(core_a) < MIN_SUBSTITUTE_CHARS or not core_b:
+        return None
+    return core_a, core_b
+
+
+def substitute(text: str, src: str, dst: str) -> str | None:
+    """``text`` with ``src`` replaced by ``dst`` (whole words, or inside names when at least
+    ``MIN_SUBSTITUTE_CHARS`` long), trying the other letter cases too, then the pieces the two
+    names differ in (``_cores``); None when it holds neither."""
+    out = _replace(text, src, dst)
+    cores = _cores(src, dst)
+    if cores is not None:
+        out = _replace(out if out is not None else text, *cores) or out
+    return out
 
 
 def read_places(query: Query, corpus: Corpus, m: Matches, wildcard: int | None = None) -> list[Place]:

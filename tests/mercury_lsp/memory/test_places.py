@@ -64,3 +64,14 @@ def test_the_word_the_next_line_changes_is_changed_in_the_copy_too_in_rust(tmp_p
     after = "\n    let parallel = p.par_split(array_ref);\n    assert_eq!(serial, parallel);\n}\n"
     got = at_cursor(tmp_path / "ws", {"lib.rs": other}, "other.rs", before, after, "rust")
     assert "array_ref);" in got
+
+
+def test_the_pieces_two_names_differ_in_are_swapped_alone_too():
+    from mercury_lsp.memory.places import substitute
+
+    # Python: the snake_case piece, on its own after a dot
+    assert substitute("= total_seconds(span.seconds)", "total_seconds", "total_minutes") == \
+        "= total_minutes(span.minutes)"
+    # Java: the camelCase piece, in another letter case
+    assert substitute("(extracted, DATE_FORMAT);", "assertEqualsDate", "assertEqualsTime") == "(extracted, TIME_FORMAT);"
+    assert substitute("(a, b)", "parseInt", "readByte") is None  # nothing shared: no pieces to swap
