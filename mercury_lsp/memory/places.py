@@ -9,7 +9,10 @@ document's, and whether its context goes on matching past one differing word.
   in the document, ``MICROSECONDS`` at the place) and the context agrees again right after it,
   the place is a parallel of the cursor's code; when its rest of line holds that word (in the same
   or another letter case, possibly inside a longer name: ``total_microseconds_value``), the word
-  put in its place gives a second text (``total_weeks_value``).
+  put in its place gives a second text (``total_weeks_value``). Two words apart likewise: after
+  the first, a shorter agreeing run, a second differing word, then the context agreeing again.
+  A name's differing pieces are swapped alone too (``total_seconds`` for ``total_minutes`` turns
+  ``span.seconds`` into ``span.minutes``: ``_cores``).
 * **The word the next line changes** (``_next_line_word``): where the place's next line differs
   from the document's in one word and agrees around it (``par_split(array)`` there,
   ``par_split(array_ref)`` below the cursor), that word is replaced in the place's text too.
@@ -261,31 +264,49 @@ def _wildcard_word(query: Query, corpus: Corpus, ends: np.ndarray, j: int):
 
 
 def _one_word_apart(query: Query, corpus: Corpus, ends: np.ndarray, lengths: np.ndarray, ok: np.ndarray):
-    """(tokens matched allowing one differing word per place, a function giving a place's text
-    with that word replaced, or None)."""
+    """(tokens matched allowing one differing word per place (or two, each followed by agreeing
+    tokens), a function giving a place's text with those words replaced, or None)."""
     q = query.q
     ids = corpus.ids
     src_i = ends - 1 - lengths  # the source's token where the match stopped
-    valid = ok & (lengths + 1 < len(q)) & (src_i >= 0)
-    valid[valid] = ~np.isin(ids[src_i[valid]], (SEP, NEWLINE))
-    k = np.arange(AGAIN_TOKENS)[None, :]
-    idx = src_i[:, None] - 1 - k
-    qidx = lengths[:, None] + 1 + k
-    inside = (idx >= 0) & (qidx < len(q))
-    eq = (ids[np.clip(idx, 0, len(ids) - 1)] == q[np.clip(qidx, 0, len(q) - 1)]) & inside
-    run = np.cumprod(eq, axis=1).sum(axis=1)
-    valid &= run >= AGAIN_MIN
-    # the match past the differing word may go on: ``run`` is a lower bound (AGAIN_TOKENS compared)
-    extended = np.where(valid, lengths + 1 + run, lengths)
+    base = ok & (lengths + 1 < len(q)) & (src_i >= 0)
+    base[base] = ~np.isin(ids[src_i[base]], (SEP, NEWLINE))
+    run = _again(ids, q, src_i, lengths + 1)
+    valid = base & (run >= AGAIN_MIN)
+    # A second differing word after a shorter run, and the context agreeing again after it.
+    src2 = src_i - 1 - run
+    q2 = lengths + 1 + run
+    second = base & (run >= 1) & (run < AGAIN_TOKENS) & (src2 >= 0) & (q2 + 1 < len(q))
+    second[second] = ~np.isin(ids[src2[second]], (SEP, NEWLINE)) & (q[q2[second]] != NEWLINE)
+    run2 = _again(ids, q, src2, q2 + 1)
+    second &= run2 >= AGAIN_MIN
+    # the match past the differing words may go on: the runs are lower bounds (AGAIN_TOKENS compared)
+    extended = np.where(second, lengths + 2 + run + run2, np.where(valid, lengths + 1 + run, lengths))
 
     def sub(i: int, text: str) -> str | None:
-        if not valid[i]:
+        if not (valid[i] or second[i]):
             return None
-        src = _word_at(corpus, int(src_i[i]))
-        dst = _word_at(query.doc, query.cursor_end - 1 - int(lengths[i]))
-        if src is None or dst is None:
-            return None
-        out = substitute(text, src.decode("utf-8", "replace"), dst.decode("utf-8", "replace"))
+        pairs = [(int(src_i[i]), query.cursor_end - 1 - int(lengths[i]))]
+        if second[i]:
+            pairs.append((int(src2[i]), query.cursor_end - 1 - int(q2[i])))
+        out = text
+        for at, typed in pairs:
+            src, dst = _word_at(corpus, at), _word_at(query.doc, typed)
+            if src is None or dst is None:
+                continue
+            swapped = substitute(out, src.decode("utf-8", "replace"), dst.decode("utf-8", "replace"))
+            out = out if swapped is None else swapped
         return out if out != text else None
 
     return extended, sub
+
+
+def _again(ids: np.ndarray, q: np.ndarray, src: np.ndarray, qfrom: np.ndarray) -> np.ndarray:
+    """Per place, the tokens before ``src`` that agree with the query's from ``qfrom`` on (at
+    most ``AGAIN_TOKENS``)."""
+    k = np.arange(AGAIN_TOKENS)[None, :]
+    idx = src[:, None] - 1 - k
+    qidx = qfrom[:, None] + k
+    inside = (idx >= 0) & (qidx < len(q))
+    eq = (ids[np.clip(idx, 0, len(ids) - 1)] == q[np.clip(qidx, 0, len(q) - 1)]) & inside
+    return np.cumprod(eq, axis=1).sum(axis=1)

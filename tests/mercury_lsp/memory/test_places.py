@@ -75,3 +75,17 @@ def test_the_pieces_two_names_differ_in_are_swapped_alone_too():
     # Java: the camelCase piece, in another letter case
     assert substitute("(extracted, DATE_FORMAT);", "assertEqualsDate", "assertEqualsTime") == "(extracted, TIME_FORMAT);"
     assert substitute("(a, b)", "parseInt", "readByte") is None  # nothing shared: no pieces to swap
+
+
+def test_two_words_apart_in_python(tmp_path, cache):
+    other = "def f():\n    place(row, top, width=row + top)\n"
+    before = "def g():\n    place(col, left, width="
+    got = at_cursor(tmp_path / "ws", {"a.py": other}, "b.py", before, "\n", "python")
+    assert "col + left)" in got
+
+
+def test_two_words_apart_in_rust(tmp_path, cache):
+    other = "fn f() {\n    place(row, top, width(row, top));\n}\n"
+    before = "fn g() {\n    place(col, left, width("
+    got = at_cursor(tmp_path / "ws", {"a.rs": other}, "b.rs", before, "\n}\n", "rust")
+    assert "col, left));" in got
