@@ -28,7 +28,7 @@ from mercury_lsp.memory.tokens import NEWLINE, SEP, is_word_byte
 # memory-fit cases 10, 20 and 40 lines gave the ranker the same within 0.1 point; 20 kept).
 NEAR_LINES = 20
 MAX_WORDS = 2  # words that may differ: more and a line of the same punctuation is no parallel
-# Tokens that must agree: ``x = 1`` and ``y = 2`` share a shape by chance (2: 0.3 point fewer
+# Tokens that must agree: ``x = 1`` and ``y = 2`` share a shape by chance (2: 0.4 point fewer
 # characters saved on the memory-fit cases than 3; 4: 0.7 fewer).
 MIN_SAME = 3
 
