@@ -106,6 +106,6 @@ def test_line_endings_pass_the_ghost_texts_gate_weighed_by_length(monkeypatch):
 
     monkeypatch.setattr("mercury_lsp.completion.choose.rank", ranked)
     request = SimpleNamespace(memory=SimpleNamespace(candidates=lambda ctx, docs: []), open_docs=(),
-                              context=lambda *a: None)
+                              context=lambda *a: None, grammar="python")
     assert Recall(request, gate.min_probability, gate.length_weight).endings("file:///a.py", "", 0) == [long_rest]
     assert Recall(request, gate.min_probability, 0.0).endings("file:///a.py", "", 0) == ["x)", long_rest]
