@@ -18,12 +18,7 @@ def cache(tmp_path, monkeypatch) -> None:
 
 
 def texts(root: Path, files: dict[str, str], name: str, doc: str, language: str) -> list[str]:
-    write(root, files)
-    mem = built(root.resolve())
-    try:
-        return [c.text for c in mem.candidates(Context((root / name).as_uri(), doc, len(doc), language))]
-    finally:
-        mem.close()
+    return at_cursor(root, files, name, doc, "", language)
 
 
 def test_a_new_name_replaces_the_places_own_in_python(tmp_path, cache):
