@@ -9,9 +9,11 @@ A rename is read two ways, first that holds:
 * **the whole recent history, line by line** (``line_renames``) — the lines that changed since the
   oldest text of the history, paired old to new, read as identifier maps: a paired line keeps its
   tokens except identifiers, each changed identifier maps to one new one across all pairs. This
-  finds a rename spread over several hunks or followed by other edits, several renames at once
-  (``history, window`` -> ``window, ordered``), and a rename to a name already in use when the
-  edited occurrence *binds* the name (a definition, a parameter, an assignment target: the old
+  finds a rename spread over several hunks or followed by other edits (a line retyped elsewhere
+  pairs with its old copy when it makes at most one rename the aligned pairs do not: ``for _, c :=
+  range cases`` retyped as ``for _, testCase := range testCases`` once ``cases`` -> ``testCases``
+  is read), several renames at once (``history, window`` -> ``window, ordered``), and a rename
+  to a name already in use when the edited occurrence *binds* the name (a definition, a parameter, an assignment target: the old
   binding is gone, so its remaining uses must follow) — renaming ``w`` back to ``width`` included.
 
 Occurrences inside the lines the history changed are the user's own and are never touched. A
@@ -131,9 +133,12 @@ def line_renames(before: str, after: str) -> tuple[list[tuple[int, str, str]], l
         else:
             gone += range(i1, i2)
             came += range(j1, j2)
+    # the renames the aligned pairs agree on: a retyped line may make one of them and one more
+    established = {(old, new) for i, j in pairs for _, old, new in _pair_map(a_lines[i], b_lines[j], 0) or ()}
     for j in came:  # a line removed in one hunk and retyped with a new name in another
         for i in gone:
-            if _pair_map(a_lines[i], b_lines[j], 0, limit=1) is not None:
+            got = _pair_map(a_lines[i], b_lines[j], 0)
+            if got is not None and len({(old, new) for _, old, new in got} - established) <= 1:
                 pairs.append((i, j))
                 gone.remove(i)
                 break
