@@ -12,7 +12,8 @@ A rename is read two ways, first that holds:
   finds a rename spread over several hunks or followed by other edits (a line retyped elsewhere
   pairs with its old copy when it makes at most one rename the aligned pairs do not: ``for _, c :=
   range cases`` retyped as ``for _, testCase := range testCases`` once ``cases`` -> ``testCases``
-  is read), several renames at once (``history, window`` -> ``window, ordered``), and a rename
+  is read; a definition's visibility added or dropped beside its rename, ``export type X`` ->
+  ``type _X``, still pairs), several renames at once (``history, window`` -> ``window, ordered``), and a rename
   to a name already in use when the edited occurrence *binds* the name (a definition, a parameter, an assignment target: the old
   binding is gone, so its remaining uses must follow) — renaming ``w`` back to ``width`` included.
 
@@ -51,6 +52,9 @@ MAX_CHANGED_LINES = 200  # more lines changed than this is a rewrite, not read l
 # lines: a few milliseconds); hunks far apart in one file (an enum renamed at line 143, its uses
 # at 365) need more than the changed lines.
 MAX_REGION_LINES = 3000
+# A definition's visibility, added or dropped with its rename in one line ('export type X' ->
+# 'type _X'): the line still pairs with its old version.
+VISIBILITY = frozenset(("export", "pub", "public", "private"))
 MIN_PAIR_TOKENS = 2  # a line of one token ('x') pairs with anything: not evidence of a rename
 MAX_PAIR_RENAMES = 2  # a line pair changing more identifiers than this is rewritten, not renamed
 # An identifier directly followed by one of these (not '==') is assigned to: it binds the name.
@@ -74,6 +78,8 @@ def _pair_map(a: str, b: str, b_start: int, limit: int = MAX_PAIR_RENAMES) -> li
     """(offset of the new identifier, old, new) for each identifier the line pair changes; None
     when the lines differ in anything but identifiers."""
     ta, tb = list(TOKEN.finditer(a)), list(TOKEN.finditer(b))
+    if ta and tb and ta[0].group() != tb[0].group():  # 'export type X' -> 'type _X': the visibility aside
+        ta, tb = (ta[1:], tb) if ta[0].group() in VISIBILITY else (ta, tb[1:]) if tb[0].group() in VISIBILITY else (ta, tb)
     if len(ta) != len(tb) or not ta:
         return None
     if len(ta) < MIN_PAIR_TOKENS and not (distinctive(ta[0].group()) and distinctive(tb[0].group())):

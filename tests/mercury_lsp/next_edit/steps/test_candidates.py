@@ -94,3 +94,15 @@ def test_a_retyped_loop_header_renames_its_variable_once_its_list_is_read_rename
                       "    for test_case in test_cases:\n        log(test_case)\n        check(test_case.name)")
     preds = ask("file:///t.py", two, (one, src), "python", cursor=two.index("test_case.name"))
     assert "        use(test_case.value)\n" in applied(two, preds)
+
+
+def test_a_definition_renamed_as_its_visibility_changes_is_a_rename_typescript_and_rust():
+    src = ("export type OmnipresentEventData = {a: string};\n\n"
+           "export type AllEventData = EventData & OmnipresentEventData;\n")
+    after = src.replace("export type OmnipresentEventData =", "type _OmnipresentEventData =")
+    preds = ask("file:///index.d.ts", after, (src,), "typescript", cursor=after.index("_Omni"))
+    assert applied(after, preds) == after.replace("& OmnipresentEventData", "& _OmnipresentEventData")
+    src = "pub struct Parser {\n    depth: usize,\n}\n\nfn make() -> Parser {\n    Parser { depth: 0 }\n}\n"
+    after = src.replace("pub struct Parser {", "struct RawParser {")
+    preds = ask("file:///lib.rs", after, (src,), "rust", cursor=after.index("RawParser"))
+    assert applied(after, preds) == after.replace("-> Parser", "-> RawParser").replace("    Parser {", "    RawParser {")
