@@ -40,7 +40,8 @@ import re
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import SHAPED_REPEAT
-from mercury_lsp.next_edit.text import KEYWORDS, QUOTED, TOKEN, changed_lines, indent_of
+from mercury_lsp.next_edit.text import KEYWORDS, QUOTED, TOKEN, changed_lines, indent_of, shared_ends
+from mercury_lsp.text import line_starts_of
 
 # A string literal is one token (a hole is the whole string), anything else as ``TOKEN`` reads it.
 SHAPE_TOKEN = re.compile(f"{QUOTED.pattern}|{TOKEN.pattern}")
@@ -95,9 +96,7 @@ def _deletes(old: list[str], new: list[str]) -> bool:
     """Whether the change from ``old`` to ``new`` deletes a token: a pure insertion within the
     lines (an argument, a union member added) is NE204's, whose precision rules (the same
     function's lists, no anchor of type words alone) say where it repeats."""
-    n = min(len(old), len(new))
-    head = next((i for i in range(n) if old[i] != new[i]), n)
-    tail = next((i for i in range(n - head) if old[-1 - i] != new[-1 - i]), n - head)
+    head, tail = shared_ends(old, new)
     return len(old) - head - tail > 0
 
 
@@ -126,14 +125,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
         return []
     lo, old_end, new_end = span
     old_lines, new_lines = ex.before[lo:old_end].split("\n"), ex.after[lo:new_end].split("\n")
-    # whole lines the region shares at its ends are no part of the rewrite (an insertion of lines
-    # reads as its neighbour rewritten otherwise)
-    lead = 0
-    while lead < min(len(old_lines), len(new_lines)) and old_lines[lead] == new_lines[lead]:
-        lead += 1
-    trail = 0
-    while trail < min(len(old_lines), len(new_lines)) - lead and old_lines[-1 - trail] == new_lines[-1 - trail]:
-        trail += 1
+    lead, trail = shared_ends(old_lines, new_lines)  # no part of the rewrite
     old_lines, new_lines = old_lines[lead:len(old_lines) - trail], new_lines[lead:len(new_lines) - trail]
     old, new = "\n".join(old_lines), "\n".join(new_lines)
     n = len(old_lines)
@@ -148,9 +140,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
     carried = set(rewritten)
     text = ex.doc.text
     lines = text.split("\n")
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
+    starts = line_starts_of(text)
     first = text.count("\n", 0, new_end) + 1 - trail
     for i in range(first, min(len(lines) - n + 1, first + MAX_DISTANCE_LINES)):
         site = "\n".join(lines[i:i + n])
