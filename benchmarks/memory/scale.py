@@ -2,11 +2,15 @@
 10 000 and 50 000 files of real code.
 
     python -m benchmarks.memory.scale [--sizes 1000 10000 50000] [--queries 300]
-        [--out benchmarks/results/memory_scale.json]
+        [--mirrors /work/.mirror] [--out benchmarks/results/memory_scale.json]
 
 The workspace of each size is the first N eligible files (``memory.sources``) of real code on this
 machine — the Python of the project's virtual environment and of the interpreter it runs on,
-then the VS Code extension's ``node_modules`` (JavaScript/TypeScript) — copied once into
+then the VS Code extension's ``node_modules`` (JavaScript/TypeScript), then (this machine has
+about 23 000 such files) three large public repositories at pinned commits, exported from their
+git mirrors (``MIRRORED``: the ``fetch`` tool's ``github:babel/babel``, ``github:prettier/prettier``,
+``github:python/typeshed``; a missing mirror is skipped, and the table says how many files a size
+really had) — copied once into
 ``$XDG_CACHE_HOME/mercury-lsp-bench/memory-scale/<N>/`` (a plain folder, like a checkout). Each
 measurement runs in a fresh process (``--child``), so its RSS is the memory's own plus the
 interpreter and numpy (reported apart: ``baseline_mb``, the same process before the memory is
@@ -44,6 +48,7 @@ RESULTS = REPO_ROOT / "benchmarks" / "results"
 SIZES = (1000, 10_000, 50_000)
 QUERIES = 300
 SEED = 0
+MIRRORS = Path("/work/.mirror")  # where the fetch tool puts git mirrors (--mirrors elsewhere)
 SETTLE_S = 60.0  # the longest wait for the indexer's idle pass after the queries
 
 
@@ -60,27 +65,66 @@ def sources() -> list[Path]:
     return out
 
 
+# Large repositories that bring a workspace past 50 000 files (licences read from their LICENSE
+# files at these commits), exported with `git archive` after the local folders of ``sources()``.
+MIRRORED = (
+    ("babel/babel", "1da3cfa1a25503c7ecba7304f8738933e6d16dca"),  # MIT
+    ("prettier/prettier", "4f84a934201322ca87750e2b9b25baf296da6560"),  # MIT
+    ("python/typeshed", "21dff5c0ca9a6cc18f70dac51b36e1f08e30be5d"),  # Apache-2.0
+)
+
+
+def workspace_folders(mirrors: Path = MIRRORS) -> list[Path]:
+    """Where a workspace's files come from, in order: ``sources()``, then ``MIRRORED``."""
+    return sources() + mirrored_sources(mirrors)
+
+
+def mirrored_sources(mirrors: Path) -> list[Path]:
+    """``MIRRORED`` exported (once) under the cache; those without a mirror here are left out."""
+    out = []
+    for name, commit in MIRRORED:
+        git_dir = mirrors / name.replace("/", "+") / "repo"
+        dest = cache_dir() / "mirrored" / f"{name.replace('/', '+')}-{commit[:12]}"
+        if not dest.is_dir() and git_dir.is_dir():
+            tmp = dest.with_suffix(".part")
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", commit],
+                                     capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+            tmp.rename(dest)
+        if dest.is_dir():
+            out.append(dest)
+        else:
+            print(f"memory scale: no mirror of {name} under {mirrors} (fetch github:{name}); left out",
+                  file=sys.stderr)
+    return out
+
+
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "mercury-lsp-bench" / "memory-scale"
 
 
-def materialize(n: int) -> Path:
-    """A folder of the first ``n`` eligible files of ``sources()`` (copied once)."""
-    from mercury_lsp.memory.sources import read_source
+def materialize(n: int, folders: list[Path]) -> Path:
+    """A folder of the first ``n`` eligible files of ``folders`` (copied once; again when the
+    folders change)."""
+    from mercury_lsp.memory.sources import SKIP_DIRS, language_of, read_source
 
     dest = cache_dir() / str(n)
     stamp = dest.with_suffix(".done")
-    if stamp.is_file():
+    key = json.dumps({"folders": [str(f) for f in folders], "eligible": "memory listing"})
+    if stamp.is_file() and stamp.read_text().partition("\n")[2] == key:
         return dest
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     copied = 0
-    for i, src in enumerate(sources()):
+    for i, src in enumerate(folders):
         for f in walk(src):
             if copied >= n:
                 break
-            if read_source(f) is None:
+            if language_of(f) is None or SKIP_DIRS.intersection(f.relative_to(src).parts[:-1]) \
+                    or read_source(f) is None:  # what the memory itself would leave out
                 continue
             target = dest / f"s{i}" / f.relative_to(src)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -88,7 +132,7 @@ def materialize(n: int) -> Path:
             copied += 1
         if copied >= n:
             break
-    stamp.write_text(str(copied))
+    stamp.write_text(f"{copied}\n{key}")
     return dest
 
 
@@ -190,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--queries", type=int, default=QUERIES)
     ap.add_argument("--out", type=Path, default=RESULTS / "memory_scale.json")
+    ap.add_argument("--mirrors", type=Path, default=MIRRORS,
+                    help="git mirrors of MIRRORED (the fetch tool's layout: <owner+name>/repo)")
     ap.add_argument("--child", nargs=3, metavar=("ROOT", "CACHE", "QUERIES"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -197,8 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = []
     load = [os.getloadavg()[0]]
+    folders = workspace_folders(args.mirrors)
     for n in args.sizes:
-        root = materialize(n)
+        root = materialize(n, folders)
         cache = cache_dir() / f"cache-{n}"
         shutil.rmtree(cache, ignore_errors=True)
         cold = run_child(root, cache, args.queries)

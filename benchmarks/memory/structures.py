@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.memory.fit_ranker import cut_case, default_cases_dir, load_cases
-from benchmarks.memory.scale import RESULTS, materialize, percentile
+from benchmarks.memory.scale import RESULTS, materialize, percentile, workspace_folders
 from mercury_lsp.memory.chunks import bm25, chunk_arrays
 from mercury_lsp.memory.shard import Shard
 from mercury_lsp.memory.sources import read_source
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases-dir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=RESULTS / "memory_structures.json")
     args = ap.parse_args(argv)
-    cont = continuations(materialize(args.files), args.queries)
+    cont = continuations(materialize(args.files, workspace_folders()), args.queries)
     ret = retrieval(args.cases_dir or default_cases_dir())
     print(f"continuations over {cont['files']} files, {cont['tokens']} tokens:")
     print(f"{'':16}{'build s':>9}{'MB':>8}{'q p50 ms':>10}{'q p95 ms':>10}")

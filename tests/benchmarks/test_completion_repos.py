@@ -408,17 +408,18 @@ def test_the_benchmark_imports_no_daemon_or_model_code():
 
 def test_every_held_out_split_needs_final_for_server_arms(built, capsys):
     _, out, repos, _ = built
-    for split in ("heldout", "heldout2"):
+    for split in ("heldout", "heldout2", "heldout3"):
         rc = run_mod.main(["--repos", str(repos), "--cases-dir", str(out), "--split", split, "--arm", "daemon"])
         assert rc == 2
         assert f"the {split} split is scored once, at the end: server arms need --final" in capsys.readouterr().err
 
 
-def test_the_committed_heldout2_split_is_five_new_repositories_one_a_language():
+@pytest.mark.parametrize("split", ["heldout2", "heldout3"])
+def test_each_later_held_out_split_is_five_new_repositories_one_a_language(split):
     from benchmarks.completion.sources import load_repos
 
     repos = load_repos()
-    second = [r for r in repos if r.split == "heldout2"]
-    assert sorted(r.language for r in second) == ["go", "java", "python", "rust", "typescript"]
-    assert not {r.name for r in second} & {r.name for r in repos if r.split != "heldout2"}
-    assert all(len(r.commit) == 40 for r in second)
+    later = [r for r in repos if r.split == split]
+    assert sorted(r.language for r in later) == ["go", "java", "python", "rust", "typescript"]
+    assert not {r.name for r in later} & {r.name for r in repos if r.split != split}
+    assert all(len(r.commit) == 40 for r in later)
