@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from mercury_lsp.next_edit.query import DocState
-from mercury_lsp.next_edit.text import IMPORT_LINE, TOKEN, diff_region, line_bounds
+from mercury_lsp.next_edit.text import IMPORT_LINE, QUOTED, TOKEN, diff_region, line_bounds
 from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is
 
 # Node types (any grammar) that open a function scope.
@@ -105,15 +105,16 @@ def fresh_name(new: str, home: DocState, scope: tuple[int, int] | None) -> bool:
     """``new`` was not in use before the recent edits — in the enclosing function (``scope``, in the
     current text) outside the recently edited region, or anywhere in the oldest text of the
     history when the rename is not inside a function. Otherwise the edit switched to another
-    existing thing (``this.request`` -> ``this.options``): not a rename to follow."""
+    existing thing (``this.request`` -> ``this.options``): not a rename to follow. A string
+    literal that spells the name is no use of it (``compile('options')``)."""
     oldest = home.history[-1] if home.history else home.text
     if scope is None:
-        return not word_in(new, oldest)
+        return not word_in(new, QUOTED.sub('""', oldest))
     p, _, ea = diff_region(oldest, home.text)
     p, ea = line_bounds(home.text, p, ea)
     lo, hi = scope
     outside = home.text[lo:max(lo, min(p, hi))] + "\n" + home.text[min(max(ea, lo), hi):hi]
-    return not word_in(new, outside)
+    return not word_in(new, QUOTED.sub('""', outside))
 
 
 def word_in(name: str, text: str) -> bool:

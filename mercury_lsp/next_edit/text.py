@@ -94,6 +94,16 @@ def changed_lines(before: str, after: str) -> tuple[int, int, int] | None:
     return lo, hb, line_bounds(after, p, ea)[1]
 
 
+def shared_ends(old_lines: list[str], new_lines: list[str]) -> tuple[int, int]:
+    """How many whole lines two versions of a region share at their start and at their end (the
+    lines no edit wrote: a diff's region is ambiguous there, an inserted line reads as its
+    neighbour rewritten)."""
+    n = min(len(old_lines), len(new_lines))
+    head = next((i for i in range(n) if old_lines[i] != new_lines[i]), n)
+    tail = next((i for i in range(n - head) if old_lines[-1 - i] != new_lines[-1 - i]), n - head)
+    return head, tail
+
+
 def apply_edits(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
     """Apply non-overlapping (start, end, new) replacements (code-point offsets)."""
     out, pos = [], 0

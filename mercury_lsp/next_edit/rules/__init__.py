@@ -68,6 +68,7 @@ from mercury_lsp.next_edit.rules.repeat import (
     prose_word_rename,
     repeated_pattern,
     repeated_rename,
+    shaped_repeat,
 )
 from mercury_lsp.next_edit.rules.repeat.search import family_edits
 from mercury_lsp.next_edit.rules.repeat.tokens import FAMILY as REPEAT_FAMILY
@@ -89,6 +90,7 @@ REGISTRY: tuple[Rule, ...] = (
     affix_rename.RULE,
     repeated_pattern.RULE,
     next_pattern_site.RULE,
+    shaped_repeat.RULE,
     grouped_parameters.RULE,
     superseded_line.RULE,
     moved_lines.RULE,

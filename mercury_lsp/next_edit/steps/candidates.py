@@ -9,9 +9,12 @@ A rename is read two ways, first that holds:
 * **the whole recent history, line by line** (``line_renames``) — the lines that changed since the
   oldest text of the history, paired old to new, read as identifier maps: a paired line keeps its
   tokens except identifiers, each changed identifier maps to one new one across all pairs. This
-  finds a rename spread over several hunks or followed by other edits, several renames at once
-  (``history, window`` -> ``window, ordered``), and a rename to a name already in use when the
-  edited occurrence *binds* the name (a definition, a parameter, an assignment target: the old
+  finds a rename spread over several hunks or followed by other edits (a line retyped elsewhere
+  pairs with its old copy when it makes at most one rename the aligned pairs do not: ``for _, c :=
+  range cases`` retyped as ``for _, testCase := range testCases`` once ``cases`` -> ``testCases``
+  is read; a definition's visibility added or dropped beside its rename, ``export type X`` ->
+  ``type _X``, still pairs), several renames at once (``history, window`` -> ``window, ordered``), and a rename
+  to a name already in use when the edited occurrence *binds* the name (a definition, a parameter, an assignment target: the old
   binding is gone, so its remaining uses must follow) — renaming ``w`` back to ``width`` included.
 
 Occurrences inside the lines the history changed are the user's own and are never touched. A
@@ -49,6 +52,9 @@ MAX_CHANGED_LINES = 200  # more lines changed than this is a rewrite, not read l
 # lines: a few milliseconds); hunks far apart in one file (an enum renamed at line 143, its uses
 # at 365) need more than the changed lines.
 MAX_REGION_LINES = 3000
+# A definition's visibility, added or dropped with its rename in one line ('export type X' ->
+# 'type _X'): the line still pairs with its old version.
+VISIBILITY = frozenset(("export", "pub", "public", "private"))
 MIN_PAIR_TOKENS = 2  # a line of one token ('x') pairs with anything: not evidence of a rename
 MAX_PAIR_RENAMES = 2  # a line pair changing more identifiers than this is rewritten, not renamed
 # An identifier directly followed by one of these (not '==') is assigned to: it binds the name.
@@ -72,6 +78,8 @@ def _pair_map(a: str, b: str, b_start: int, limit: int = MAX_PAIR_RENAMES) -> li
     """(offset of the new identifier, old, new) for each identifier the line pair changes; None
     when the lines differ in anything but identifiers."""
     ta, tb = list(TOKEN.finditer(a)), list(TOKEN.finditer(b))
+    if ta and tb and ta[0].group() != tb[0].group():  # 'export type X' -> 'type _X': the visibility aside
+        ta, tb = (ta[1:], tb) if ta[0].group() in VISIBILITY else (ta, tb[1:]) if tb[0].group() in VISIBILITY else (ta, tb)
     if len(ta) != len(tb) or not ta:
         return None
     if len(ta) < MIN_PAIR_TOKENS and not (distinctive(ta[0].group()) and distinctive(tb[0].group())):
@@ -131,9 +139,12 @@ def line_renames(before: str, after: str) -> tuple[list[tuple[int, str, str]], l
         else:
             gone += range(i1, i2)
             came += range(j1, j2)
+    # the renames the aligned pairs agree on: a retyped line may make one of them and one more
+    established = {(old, new) for i, j in pairs for _, old, new in _pair_map(a_lines[i], b_lines[j], 0) or ()}
     for j in came:  # a line removed in one hunk and retyped with a new name in another
         for i in gone:
-            if _pair_map(a_lines[i], b_lines[j], 0, limit=1) is not None:
+            got = _pair_map(a_lines[i], b_lines[j], 0)
+            if got is not None and len({(old, new) for _, old, new in got} - established) <= 1:
                 pairs.append((i, j))
                 gone.remove(i)
                 break

@@ -5,7 +5,8 @@ the name.
 ``isinstance(x, number_types)``; ``const text = await response.text();`` leaves
 ``parseJson(await response.text())`` to read ``parseJson(text)``. The newest edits (``examples``)
 are read for lines they wrote that bind a *new* name (absent from the text before the edit) to an
-expression: ``name = expr``, ``name := expr``, ``const|let|var name[: type] = expr``. Every other
+expression: ``name = expr``, ``name := expr``, ``const|let|var name[: type] = expr`` (a string
+spelling the name, ``bench("duplicates", ...)``, does not make it old). Every other
 occurrence of the expression (token for token, any spacing) in code of the same document is
 replaced by the name: inside the enclosing function and after the binding for a local, anywhere in
 the document for a binding at the top level.
@@ -28,7 +29,7 @@ from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import EXTRACTED_VALUE, REPEAT_AGE_PENALTY
 from mercury_lsp.next_edit.scopes import scope_of
-from mercury_lsp.next_edit.text import TOKEN, diff_region, line_bounds
+from mercury_lsp.next_edit.text import QUOTED, TOKEN, diff_region, line_bounds
 
 EXAMPLES = 3  # the newest edits read (as the token rules)
 MIN_EXPR_CHARS = 8  # a shorter expression ('x + 1', '[]') agrees with unrelated code by chance
@@ -72,7 +73,7 @@ def bindings(before: str, after: str) -> list[tuple[str, str, int]]:
         if m is not None:
             name, expr = m.group("name"), m.group("expr").rstrip(";").strip()
             if (len(re.sub(r"\s", "", expr)) >= MIN_EXPR_CHARS and not BARE.match(expr)
-                    and not stands(name, before) and not stands(name, expr)
+                    and not stands(name, QUOTED.sub('""', before)) and not stands(name, expr)
                     and re.sub(r"\s", "", expr) not in re.sub(r"\s", "", replaced)):  # a renamed binding is no new value
                 out.append((name, expr, pos))
         pos += len(line) + 1

@@ -21,7 +21,7 @@ import re
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import SUPERSEDED_LINE
-from mercury_lsp.next_edit.text import diff_region, indent_of
+from mercury_lsp.next_edit.text import diff_region, indent_of, shared_ends
 
 NEAR_LINES = 8  # an old version further away than this is another statement, not the same one
 MAX_WRITTEN_LINES = 12  # a larger edit is a rewrite: its lines are not read one by one
@@ -53,12 +53,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
     lo = text.rfind("\n", 0, p) + 1
     ends = [x.find("\n", max(e - 1, lo)) for x, e in ((before, eb), (text, ea))]
     old_lines, new_lines = (x[lo:len(x) if e < 0 else e].split("\n") for x, e in zip((before, text), ends, strict=True))
-    k = 0  # whole lines the region shares at its start and end are not written (diffs are ambiguous)
-    while k < min(len(old_lines), len(new_lines)) and old_lines[k] == new_lines[k]:
-        k += 1
-    m = 0
-    while m < min(len(old_lines), len(new_lines)) - k and old_lines[-1 - m] == new_lines[-1 - m]:
-        m += 1
+    k, m = shared_ends(old_lines, new_lines)  # whole lines the region shares are not written
     written, replaced_lines = new_lines[k:len(new_lines) - m], old_lines[k:len(old_lines) - m]
     if not written or len(written) > MAX_WRITTEN_LINES:
         return []

@@ -24,5 +24,7 @@ first, the length of the anchor they matched — structural similarity —, then
 cursor), taken once per place, and at most ``nextEdit.repeatMaxResults`` of them are offered.
 ``grouped-parameters`` (NE206) is of the family's codes but not of its token search: it reads a
 grouping of parameters from the syntax (``a T, b T`` -> ``a, b T``) and finds its places in the
-parameter lists. ``patterns`` turns a token rule into a regex over a document and its backed-off variants.
+parameter lists. ``shaped-repeat`` (NE207) is not of the token search either: the newest
+rewrite of whole lines at the nearest lines below that read as its old ones but for a name or
+two (its own ``holes``). ``patterns`` turns a token rule into a regex over a document and its backed-off variants.
 """

@@ -68,3 +68,41 @@ def test_a_switch_between_two_imported_names_is_no_rename_python():
     assert not [p for p in preds if p.kind == "rename"]
     fresh = src.replace("a = dumps(x)", "a = encode(x)")  # a name not imported: a rename to follow
     assert [p.new_text for p in ask("file:///s.py", fresh, (src,), "python") if p.kind == "rename"]
+
+
+def test_a_retyped_loop_header_renames_its_variable_once_its_list_is_read_renamed_go_and_python():
+    """``cases`` -> ``testCases`` in one hunk; the loop over it retyped with lines added in another,
+    its variable renamed too (two renames in the retyped line, one of them read already) to a
+    name the function spells already (a type, a keyword): the loop variable's other uses follow."""
+    src = ("package cast\n\nfunc bench(b *testing.B) {\n\ttype testCase struct{ name string }\n"
+           "\tcases = append(\n\t\tcases,\n\t)\n"
+           "\tfor _, c := range cases {\n\t\tb.Run(c.name, func(b *testing.B) {\n"
+           "\t\t\t_, _ = c.specific(c.input)\n\t\t})\n\t}\n}\n")
+    one = src.replace("\tcases = append(\n\t\tcases,", "\ttestCases = append(\n\t\ttestCases,")
+    two = one.replace("\tfor _, c := range cases {\n\t\tb.Run(c.name",
+                      "\tfor _, testCase := range testCases {\n\t\ttestCase := testCase\n\n\t\tb.Run(testCase.name")
+    preds = ask("file:///number_test.go", two, (one, src), "go", cursor=two.index("testCase.name"))
+    assert "\t\t\t_, _ = testCase.specific(testCase.input)\n" in applied(two, preds)
+    # two renames no aligned pair reads (a line of another attribute retyped) pair nothing
+    src = "def f(self, missing, getsizeof):\n    self.__missing = missing\n    self.__size = getsizeof\n"
+    after = "def f(self, missing, getsizeof):\n    if getsizeof:\n        self.__getsizeof = getsizeof\n"
+    assert ("__missing", "__getsizeof") not in {(o, n) for _, o, n in line_renames(src, after)[0]}
+    src = ("def run(cases):\n    setup(test_case=True)\n    cases = sorted(\n        cases,\n    )\n    for c in cases:\n"
+           "        check(c.name)\n        use(c.value)\n")
+    one = src.replace("    cases = sorted(\n        cases,", "    test_cases = sorted(\n        test_cases,")
+    two = one.replace("    for c in cases:\n        check(c.name)",
+                      "    for test_case in test_cases:\n        log(test_case)\n        check(test_case.name)")
+    preds = ask("file:///t.py", two, (one, src), "python", cursor=two.index("test_case.name"))
+    assert "        use(test_case.value)\n" in applied(two, preds)
+
+
+def test_a_definition_renamed_as_its_visibility_changes_is_a_rename_typescript_and_rust():
+    src = ("export type OmnipresentEventData = {a: string};\n\n"
+           "export type AllEventData = EventData & OmnipresentEventData;\n")
+    after = src.replace("export type OmnipresentEventData =", "type _OmnipresentEventData =")
+    preds = ask("file:///index.d.ts", after, (src,), "typescript", cursor=after.index("_Omni"))
+    assert applied(after, preds) == after.replace("& OmnipresentEventData", "& _OmnipresentEventData")
+    src = "pub struct Parser {\n    depth: usize,\n}\n\nfn make() -> Parser {\n    Parser { depth: 0 }\n}\n"
+    after = src.replace("pub struct Parser {", "struct RawParser {")
+    preds = ask("file:///lib.rs", after, (src,), "rust", cursor=after.index("RawParser"))
+    assert applied(after, preds) == after.replace("-> Parser", "-> RawParser").replace("    Parser {", "    RawParser {")

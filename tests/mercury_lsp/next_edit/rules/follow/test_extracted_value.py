@@ -60,3 +60,16 @@ def test_a_renamed_binding_is_no_new_value_to_name_elsewhere():
     after = src.replace("    transport = mock.Mock()", "    new_transport = mock.Mock()")
     preds = ne.ask(ne.doc("file:///t.py", after, (src,), (1.0,)), cursor=after.index("new_transport"))
     assert "other = mock.Mock()" in ne.applied(after, preds, "file:///t.py")
+
+
+def test_a_string_spelling_the_new_name_does_not_make_it_old_typescript_and_python():
+    src = ('describe("parse", () => {\n  bench("duplicates", () => {\n'
+           '    cookie.parse(genCookies(2) + "; " + genCookies(2));\n  });\n});\n')
+    after = src.replace('  bench("duplicates"', '  const duplicates = genCookies(2) + "; " + genCookies(2);\n  bench("duplicates"')
+    d = doc("file:///parse.bench.ts", after, (src,), grammar="typescript")
+    assert applied(after, ask(d)) == after.replace('cookie.parse(genCookies(2) + "; " + genCookies(2))',
+                                                   "cookie.parse(duplicates)")
+    src = "def test_sum():\n    log('total')\n    check(compute(a, b) + 1)\n"
+    after = src.replace("    log(", "    total = compute(a, b) + 1\n    log(")
+    assert applied(after, ask(doc("file:///t.py", after, (src,)))) == after.replace(
+        "check(compute(a, b) + 1)", "check(total)")

@@ -87,3 +87,14 @@ def test_a_block_pasted_at_two_places_is_no_move_but_a_pasted_copy_of_old_lines_
     moved = src.replace("func a() {\n", "func a() {\n\twd, err := os.Getwd()\n\tcheck(err)\n")
     d = DocState("file:///p.go", moved, "go", 1, (src,), 1.0, (1.0,))
     assert [p.old_text for p in rule_edits(RULE, d)] == ["\twd, err := os.Getwd()\n\tcheck(err)\n"]
+
+
+def test_a_short_import_moved_up_its_file_leaves_its_old_line_rust_and_python():
+    src = "use std::fmt;\nuse serde::de;\nuse std::result;\n\npub fn f() {}\n"
+    after = "use std::fmt;\nuse std::result;\nuse serde::de;\nuse std::result;\n\npub fn f() {}\n"
+    preds = rule_edits(RULE, doc("file:///error.rs", after, (src,), (1.0,), grammar="rust"))
+    assert applied(after, preds, "file:///error.rs") == "use std::fmt;\nuse std::result;\nuse serde::de;\n\npub fn f() {}\n"
+    src = "import os\nimport sys\nimport functools\n\nx = 1\n"
+    after = "import functools\n" + src
+    preds = rule_edits(RULE, doc("file:///m.py", after, (src,), (1.0,)))
+    assert applied(after, preds, "file:///m.py") == "import functools\nimport os\nimport sys\n\nx = 1\n"

@@ -1,0 +1,69 @@
+"""NE207 shaped-repeat: a rewrite of whole lines repeated at the next lines that read as its old
+ones but for a name or two, each carried over."""
+
+from __future__ import annotations
+
+from mercury_lsp.next_edit.rules.repeat import shaped_repeat
+from tests.support.next_edit import applied, ask, doc, rule_edits
+
+GO = """package mux
+
+func setVars(r *Request, val interface{}) {
+\tcontext.Set(r, varsKey, val)
+}
+
+func setCurrentRoute(r *Request, val interface{}) {
+\tcontext.Set(r, routeKey, val)
+}
+"""
+
+
+def test_a_wrapped_call_wraps_the_next_call_that_differs_in_one_name_go():
+    after = GO.replace("\tcontext.Set(r, varsKey, val)\n", "\tif val != nil {\n\t\tcontext.Set(r, varsKey, val)\n\t}\n")
+    preds = ask(doc("file:///mux.go", after, (GO,), (1.0,), grammar="go"), cursor=after.index("\t}\n"))
+    assert applied(after, preds, "file:///mux.go") == after.replace(
+        "\tcontext.Set(r, routeKey, val)\n", "\tif val != nil {\n\t\tcontext.Set(r, routeKey, val)\n\t}\n")
+    assert [p.rule for p in preds] == ["NE207"] and preds[0].confidence == 0.45
+
+
+JS = """function handle(result, options) {
+\tconst stdout = result.stdout;
+\tconst stderr = result.stderr;
+\tlog(stdout, stderr);
+\tconst code = result.code;
+\tconst signal = result.signal;
+\treturn {code, signal};
+}
+"""
+
+
+def test_two_lines_turned_into_a_destructuring_turn_the_next_pair_javascript():
+    after = JS.replace("\tconst stdout = result.stdout;\n\tconst stderr = result.stderr;\n",
+                       "\tconst {stdout, stderr} = result;\n")
+    preds = ask(doc("file:///index.js", after, (JS,), (1.0,), grammar="javascript"), cursor=after.index("result;"))
+    assert applied(after, [p for p in preds if p.rule == "NE207"], "file:///index.js") == after.replace(
+        "\tconst code = result.code;\n\tconst signal = result.signal;\n", "\tconst {code, signal} = result;\n")
+
+
+def test_the_site_is_reindented_and_only_the_nearest_one_is_offered_python():
+    src = ("def a(x):\n    check(x, 'a')\n\n\nclass B:\n    def b(self, y):\n        check(y, 'a')\n"
+           "        check(z, 'a')\n")
+    after = src.replace("    check(x, 'a')\n", "    if x:\n        check(x, 'a')\n")
+    preds = rule_edits(shaped_repeat.RULE, doc("file:///m.py", after, (src,), (1.0,)))
+    assert [(p.old_text, p.new_text) for p in preds] == [
+        ("        check(y, 'a')", "        if y:\n            check(y, 'a')")]
+
+
+def test_a_hole_the_rewrite_replaced_or_reordered_tokens_offer_nothing():
+    # the example's string was replaced, not carried: nothing says what the next one becomes
+    src = 'setup(\n    license="BSD",\n    maintainer="Pallets Team",\n)\n'
+    after = src.replace('"BSD"', '"BSD-3-Clause"')
+    assert rule_edits(shaped_repeat.RULE, doc("file:///setup.py", after, (src,), (1.0,))) == []
+    # the next derive lists the same names in another order: a reordering, not a sibling
+    src = "#[derive(Copy, Clone, Eq)]\nstruct A;\n#[derive(Clone, Eq, Copy)]\nstruct B;\n"
+    after = src.replace("#[derive(Copy, Clone, Eq)]", "#[derive(Copy, Clone, Eq, Hash)]")
+    assert rule_edits(shaped_repeat.RULE, doc("file:///lib.rs", after, (src,), (1.0,), grammar="rust")) == []
+    # an insertion of a line is no rewrite of its neighbour
+    src = "x = f(a, 1)\ny = f(b, 1)\n"
+    after = "import os\n" + src
+    assert rule_edits(shaped_repeat.RULE, doc("file:///m.py", after, (src,), (1.0,))) == []
