@@ -45,20 +45,20 @@ def at_cursor(root: Path, files: dict[str, str], name: str, before: str, after: 
         mem.close()
 
 
-def test_the_word_the_next_line_changes_is_changed_in_the_copy_too_in_python(tmp_path, cache):
-    other = "def test_a():\n    serial = split(array)\n    parallel = par_split(array)\n    assert serial == parallel\n"
-    before = "def test_b():\n    serial = split("
-    after = "\n    parallel = par_split(array_ref)\n    assert serial == parallel\n"
-    got = at_cursor(tmp_path / "ws", {"test_a.py": other}, "test_b.py", before, after, "python")
-    assert "array_ref)" in got
+NEXT_LINE = {
+    "python": ("test_a.py", "def test_a():\n    serial = split(array)\n    parallel = par_split(array)\n"
+               "    assert serial == parallel\n", "def test_b():\n    serial = split(",
+               "\n    parallel = par_split(array_ref)\n    assert serial == parallel\n", "array_ref)"),
+    "rust": ("lib.rs", "fn a() {\n    let serial = s.split(array);\n    let parallel = p.par_split(array);\n"
+             "    assert_eq!(serial, parallel);\n}\n", "fn b() {\n    let serial = s.split(",
+             "\n    let parallel = p.par_split(array_ref);\n    assert_eq!(serial, parallel);\n}\n", "array_ref);"),
+}
 
 
-def test_the_word_the_next_line_changes_is_changed_in_the_copy_too_in_rust(tmp_path, cache):
-    other = "fn a() {\n    let serial = s.split(array);\n    let parallel = p.par_split(array);\n    assert_eq!(serial, parallel);\n}\n"
-    before = "fn b() {\n    let serial = s.split("
-    after = "\n    let parallel = p.par_split(array_ref);\n    assert_eq!(serial, parallel);\n}\n"
-    got = at_cursor(tmp_path / "ws", {"lib.rs": other}, "other.rs", before, after, "rust")
-    assert "array_ref);" in got
+@pytest.mark.parametrize("language", sorted(NEXT_LINE))
+def test_the_word_the_next_line_changes_is_changed_in_the_copy_too(tmp_path, cache, language):
+    name, other, before, after, want = NEXT_LINE[language]
+    assert want in at_cursor(tmp_path / "ws", {name: other}, "other" + name[-3:], before, after, language)
 
 
 def test_the_pieces_two_names_differ_in_are_swapped_alone_too():
@@ -72,15 +72,15 @@ def test_the_pieces_two_names_differ_in_are_swapped_alone_too():
     assert substitute("(a, b)", "parseInt", "readByte") is None  # nothing shared: no pieces to swap
 
 
-def test_two_words_apart_in_python(tmp_path, cache):
-    other = "def f():\n    place(row, top, width=row + top)\n"
-    before = "def g():\n    place(col, left, width="
-    got = at_cursor(tmp_path / "ws", {"a.py": other}, "b.py", before, "\n", "python")
-    assert "col + left)" in got
+TWO_WORDS = {
+    "python": ("a.py", "def f():\n    place(row, top, width=row + top)\n", "def g():\n    place(col, left, width=",
+               "\n", "col + left)"),
+    "rust": ("a.rs", "fn f() {\n    place(row, top, width(row, top));\n}\n", "fn g() {\n    place(col, left, width(",
+             "\n}\n", "col, left));"),
+}
 
 
-def test_two_words_apart_in_rust(tmp_path, cache):
-    other = "fn f() {\n    place(row, top, width(row, top));\n}\n"
-    before = "fn g() {\n    place(col, left, width("
-    got = at_cursor(tmp_path / "ws", {"a.rs": other}, "b.rs", before, "\n}\n", "rust")
-    assert "col, left));" in got
+@pytest.mark.parametrize("language", sorted(TWO_WORDS))
+def test_two_words_apart(tmp_path, cache, language):
+    name, other, before, after, want = TWO_WORDS[language]
+    assert want in at_cursor(tmp_path / "ws", {name: other}, "b" + name[-3:], before, after, language)
