@@ -31,7 +31,7 @@ import numpy as np
 from mercury_lsp.memory.corpus import Corpus, line_ends
 from mercury_lsp.memory.query import Query
 from mercury_lsp.memory.shard import Matches
-from mercury_lsp.memory.tokens import NEWLINE, SEP, word_mask
+from mercury_lsp.memory.tokens import KEYWORDS, NEWLINE, SEP, word_mask
 
 WINDOW = 96  # tokens read after each match: the rest of its line and the start of the next
 MAX_CONTINUATION_CHARS = 400  # a longer rest of line is data, not code to suggest
@@ -104,7 +104,10 @@ def _cores(src: str, dst: str) -> tuple[str, str] | None:
 def substitute(text: str, src: str, dst: str) -> str | None:
     """``text`` with ``src`` replaced by ``dst`` (whole words, or inside names when at least
     ``MIN_SUBSTITUTE_CHARS`` long), trying the other letter cases too, then the pieces the two
-    names differ in (``_cores``); None when it holds neither."""
+    names differ in (``_cores``); None when it holds neither, or when either is a keyword (two
+    places that differ in a keyword are not parallels)."""
+    if src in KEYWORDS or dst in KEYWORDS:
+        return None
     out = _replace(text, src, dst)
     cores = _cores(src, dst)
     if cores is not None:

@@ -247,7 +247,7 @@ class Memory:
         # last word typed) may be a new name: any word stands for it.
         if longest <= query.line_tokens and time.monotonic() < deadline:
             for j in sorted({0, longest} if longest < query.line_tokens else {0}):
-                if not query.word_at(j):
+                if not query.name_at(j):  # a keyword is never a new name
                     continue
                 q = query.q[j + 1:]
                 moved = [(c, live, kind, None if skip is None else skip - j - 1) for c, live, kind, skip in corpora]

@@ -84,3 +84,29 @@ TWO_WORDS = {
 def test_two_words_apart(tmp_path, cache, language):
     name, other, before, after, want = TWO_WORDS[language]
     assert want in at_cursor(tmp_path / "ws", {name: other}, "b" + name[-3:], before, after, language)
+
+
+KEYWORD_TYPED = {
+    # the typed keyword stands for nothing: `lambda` is not a new name for the place's `dt`
+    "python": ("schema.py", "created = fields.DateTime(dump_default=dt.datetime(2017, 9, 29))\n",
+               "class S:\n    updated = fields.DateTime(dump_default=lambda", ".datetime(2017, 9, 29))"),
+    # nor `func` for the place's `handler`
+    "go": ("routes.go", "package routes\n\nfunc init() {\n\tmux.HandleFunc(\"/users\", handler.ServeUsers)\n}\n",
+           "package other\n\nfunc setup() {\n\tmux.HandleFunc(\"/items\", func", ".ServeUsers)"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(KEYWORD_TYPED))
+def test_a_typed_keyword_is_never_read_as_a_new_name(tmp_path, cache, language):
+    name, other, before, wrong = KEYWORD_TYPED[language]
+    ext = name.rsplit(".", 1)[1]
+    got = at_cursor(tmp_path / "ws", {name: other}, f"doc.{ext}", before, "\n", language)
+    assert wrong not in got
+
+
+def test_a_keyword_apart_is_not_swapped_into_the_rest_python(tmp_path, cache):
+    # `if` and `while` differ; the rest keeps the place's words (no `while` put for `if` in it)
+    from mercury_lsp.memory.places import substitute
+
+    assert substitute("if ready: return if_count", "if", "while") is None
+    assert substitute("self.width = width", "width", "height") == "self.height = height"
