@@ -57,6 +57,19 @@ BLOCK_OPENERS = ("{", ":")
 MAX_ERRORS_COUNTED = 64
 IMPORT_NODE_PARTS = ("import", "include", "package", "use_declaration", "preproc")
 
+# The words of the grammars above that are never a name (Python, Go, Rust, Java, JavaScript,
+# TypeScript). KEYWORDS give code its shape (``lambda``, ``func``, ``pub``); VALUE_WORDS are the
+# literals and the receivers (``None``, ``nil``, ``self``): never a name either, but values, which
+# a copy of another line may rightly swap (``True`` there, ``False`` here).
+KEYWORDS = frozenset("""
+    abstract and as assert async await break case catch class const continue crate def default defer
+    del do elif else enum except export extends final finally fn for from func function global go if
+    impl implements import in instanceof interface is lambda let loop match mod mut new nonlocal not
+    or package pass private protected pub public raise range return select static struct switch throw
+    throws trait try type typeof use var void where while with yield
+""".split())
+VALUE_WORDS = frozenset("None True False true false null nil undefined self this super".split())
+
 
 def grammar_for(language_id: str, uri: str) -> str | None:
     name = LANGUAGE_IDS.get(language_id)

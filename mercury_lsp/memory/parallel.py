@@ -48,11 +48,6 @@ def _lines(ids: np.ndarray) -> np.ndarray:
     return breaks + 1
 
 
-def _word(query: Query, i: int) -> str:
-    doc = query.doc
-    return doc.data[int(doc.starts[i]):int(doc.ends[i])].decode("utf-8", "replace")
-
-
 def parallels(query: Query) -> Iterator[Parallel]:
     """The parallel lines near the cursor, nearest first (module docstring)."""
     from mercury_lsp.memory.places import substitute
@@ -90,7 +85,7 @@ def parallels(query: Query) -> Iterator[Parallel]:
                 rest = rest.lstrip(" \t")
             text = rest
             for i, j in pairs:
-                swapped = substitute(text, _word(query, a + i), _word(query, j))
+                swapped = substitute(text, query.token_text(a + i), query.token_text(j))
                 text = text if swapped is None else swapped
             if text.strip():
                 yield Parallel(text, len(pairs), away, int(n - len(pairs)), text != rest)

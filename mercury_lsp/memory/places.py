@@ -31,7 +31,8 @@ import numpy as np
 from mercury_lsp.memory.corpus import Corpus, line_ends
 from mercury_lsp.memory.query import Query
 from mercury_lsp.memory.shard import Matches
-from mercury_lsp.memory.tokens import KEYWORDS, NEWLINE, SEP, word_mask
+from mercury_lsp.memory.tokens import NEWLINE, SEP, word_mask
+from mercury_lsp.syntax import KEYWORDS
 
 WINDOW = 96  # tokens read after each match: the rest of its line and the start of the next
 MAX_CONTINUATION_CHARS = 400  # a longer rest of line is data, not code to suggest

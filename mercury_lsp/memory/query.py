@@ -14,7 +14,8 @@ import numpy as np
 
 from mercury_lsp.memory.corpus import FileInfo
 from mercury_lsp.memory.scan import Loose
-from mercury_lsp.memory.tokens import KEYWORDS, NEWLINE, SEP, is_word_byte
+from mercury_lsp.memory.tokens import NEWLINE, SEP, is_word_byte
+from mercury_lsp.syntax import KEYWORDS
 
 # Context tokens looked at before the cursor: a match longer than this says nothing more (two
 # places that agree on 96 tokens are copies of each other).
@@ -57,10 +58,12 @@ class Query:
 
     def name_at(self, k: int) -> bool:
         """Is the k-th token back from the cursor a word that can be a name (not a keyword)?"""
-        if not self.word_at(k):
-            return False
-        doc, i = self.doc, self.cursor_end - 1 - k
-        return doc.data[int(doc.starts[i]):int(doc.ends[i])].decode("utf-8", "replace") not in KEYWORDS
+        return self.word_at(k) and self.token_text(self.cursor_end - 1 - k) not in KEYWORDS
+
+    def token_text(self, i: int) -> str:
+        """The document's token ``i`` as text."""
+        doc = self.doc
+        return doc.data[int(doc.starts[i]):int(doc.ends[i])].decode("utf-8", "replace")
 
     @property
     def empty(self) -> bool:

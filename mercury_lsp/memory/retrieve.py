@@ -20,6 +20,7 @@ from mercury_lsp.memory.chunks import bm25
 from mercury_lsp.memory.corpus import Corpus
 from mercury_lsp.memory.query import Query
 from mercury_lsp.memory.tokens import NEWLINE, SEP, token_id, word_mask
+from mercury_lsp.syntax import KEYWORDS, VALUE_WORDS
 
 CONTEXT_BEFORE_TOKENS = 200  # words around the cursor a chunk is compared with: a dozen lines ...
 CONTEXT_AFTER_TOKENS = 50  # ... and a few after
@@ -32,12 +33,8 @@ DEF_IDS = np.array([token_id(k) for k in DEF_KEYWORDS], np.uint32)
 MODIFIERS = ("pub", "export", "async", "public", "private", "protected", "static", "abstract", "final",
              "default", "extern", "unsafe", "inline", "override", "open", "internal", "declare", "sealed", "data")
 MODIFIER_IDS = np.array([token_id(k) for k in MODIFIERS], np.uint32)
-# Words that are never a definition's name (keywords and literals common to the grammars).
-NOT_NAMES = frozenset({"if", "else", "elif", "for", "while", "return", "is", "in", "not", "and", "or", "None",
-                       "True", "False", "null", "nil", "true", "false", "self", "this", "new", "import", "from",
-                       "as", "with", "try", "except", "catch", "finally", "raise", "throw", "await", "yield",
-                       "break", "continue", "pass", "do", "switch", "case", "match", "go", "defer", "package",
-                       "use", "mod", "crate", "super", "where", "typeof", "instanceof", "void", "undefined"})
+# Words that are never a definition's name (the grammars' keywords and literals).
+NOT_NAMES = KEYWORDS | VALUE_WORDS
 NAME = re.compile(r"[A-Za-z_$][\w$]*")
 PER_NAME = 256  # places of a name looked at per corpus for its definition (a definition is rarely rarer)
 MAX_SIGNATURE_LINES = 4  # a signature split over more lines is cut here

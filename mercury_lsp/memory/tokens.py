@@ -29,20 +29,6 @@ PACK_BYTES = 8  # tokens this short are packed exactly into 64 bits before mixin
 HASH_BYTES = 64  # longer tokens: their first bytes hashed (and their length)
 MIX = np.uint64(0x9E3779B97F4A7C15)  # the golden-ratio multiplier (Fibonacci hashing)
 
-# The grammars' structural keywords (Python, Go, Rust, Java, JavaScript/TypeScript): words that
-# are never a name, so never a new name for another place's word, nor a word to swap for another
-# (``lambda`` typed where a place has ``dt``, ``if`` where it has ``while``). Literals (``True``,
-# ``nil``) are values and stay swappable.
-KEYWORDS = frozenset({
-    "abstract", "and", "as", "assert", "async", "await", "break", "case", "catch", "class", "const",
-    "continue", "def", "default", "defer", "del", "do", "elif", "else", "enum", "except", "export",
-    "extends", "final", "finally", "fn", "for", "from", "func", "function", "global", "go", "if",
-    "impl", "implements", "import", "in", "instanceof", "interface", "is", "lambda", "let", "loop",
-    "match", "mod", "mut", "new", "nonlocal", "not", "or", "package", "pass", "private", "protected",
-    "pub", "public", "raise", "return", "static", "struct", "switch", "throw", "throws", "trait",
-    "try", "type", "typeof", "use", "var", "void", "where", "while", "with", "yield",
-})
-
 _SPACE, _WORD, _NL, _PUNCT = 0, 1, 2, 3
 _CLASS = np.full(256, _PUNCT, dtype=np.uint8)
 for _b in b" \t\r\f\v":

@@ -8,6 +8,8 @@ import keyword
 import re
 from collections.abc import Iterable
 
+from mercury_lsp import syntax
+
 # Tokens are words (identifiers, numbers) and single punctuation characters: a change read as
 # tokens does not depend on spacing.
 TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|\S")
@@ -15,10 +17,7 @@ IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 # Separators of a path: names joined by them are one reference (``log.Printf``, ``std::fs``).
 PATH_SEPARATORS = frozenset({".", ":"})
 # Keywords and literals of the project's languages: words that give code its shape, never names.
-KEYWORDS = frozenset("""def class return if elif else for while in not and or is except try with as
-import from lambda yield await async raise assert pass break continue del global func fn let const
-var mut pub use mod impl struct enum type interface new typeof instanceof throw case switch go defer
-range match select package self this super true false null nil None True False undefined""".split())
+KEYWORDS = syntax.KEYWORDS | syntax.VALUE_WORDS
 # A string literal on one line (no escapes read: a quote inside one ends it early).
 QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
 # An import line (any grammar): a changed import is not a rename, whatever its names.
