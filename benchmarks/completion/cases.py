@@ -1,7 +1,7 @@
 """Build the cases of the real-repository completion benchmark.
 
     python -m benchmarks.completion.cases [--mirrors /work/.mirror] [--out DIR] [--per-repo 64]
-        [--seed 0] [--split dev|heldout|heldout2|heldout3] [--fresh]
+        [--seed 0] [--split dev|heldout|heldout2|heldout3|heldout4] [--fresh]
 
 Each repository of ``repos.json`` is exported at its pinned commit from its mirror (fetched by
 hand beforehand, see ``docs/benchmarks/completion.md``) into a checkout under ``DIR`` (default
@@ -17,7 +17,7 @@ sampled, half from test files where the repository has enough:
   least one more), drawn uniformly; the target is the rest of the line.
 
 The draws use ``random.Random(f"{seed}:{owner/name}")``, so a build is the same on every machine.
-Writes ``cases.<split>.jsonl`` (dev, heldout, heldout2, heldout3) (one case per line: repo, path, line
+Writes ``cases.<split>.jsonl`` (dev, heldout, heldout2, ...) (one case per line: repo, path, line
 (0-based), character (code points), prefix_line_text, target, language, test_file, sha1 of the
 file) and ``cases.meta.json`` (commits, files, skips, counts) into ``DIR``; never into git.
 """

@@ -19,7 +19,7 @@ the case's place), the same N for every arm.
 Prints a table per group (all cases, test files, other files, each language, each repository;
 a row per arm), writes the figures as JSON to ``--out`` and a PNG beside it, each case's result
 (one JSON line per arm and case) to ``<cache>/results/<out's stem>.cases.jsonl`` (outside git:
-it quotes the suggestions), and ends with one JSON line of headline figures. The held-out splits (``heldout``, ``heldout2``, ``heldout3``) run server arms only with ``--final`` (each is
+it quotes the suggestions), and ends with one JSON line of headline figures. Every held-out split (``heldout``, ``heldout2``, ...: all but ``dev``) runs server arms only with ``--final`` (each is
 scored once, at the end).
 """
 
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds until the server's work-done progress (e.g. indexing) has ended")
     ap.add_argument("--log-dir", type=Path, default=None, help="the servers' stderr (default: <cache>/logs)")
     ap.add_argument("--allow-setting-problems", action="store_true")
-    ap.add_argument("--final", action="store_true", help="allow server arms on a held-out split (heldout, heldout2, heldout3: once, at the end)")
+    ap.add_argument("--final", action="store_true", help="allow server arms on a held-out split (every split but dev: once, at the end)")
     args = ap.parse_args(argv)
     try:
         arms = resolve(args.arm)

@@ -408,13 +408,13 @@ def test_the_benchmark_imports_no_daemon_or_model_code():
 
 def test_every_held_out_split_needs_final_for_server_arms(built, capsys):
     _, out, repos, _ = built
-    for split in ("heldout", "heldout2", "heldout3"):
+    for split in ("heldout", "heldout2", "heldout3", "heldout4"):
         rc = run_mod.main(["--repos", str(repos), "--cases-dir", str(out), "--split", split, "--arm", "daemon"])
         assert rc == 2
         assert f"the {split} split is scored once, at the end: server arms need --final" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("split", ["heldout2", "heldout3"])
+@pytest.mark.parametrize("split", ["heldout2", "heldout3", "heldout4"])
 def test_each_later_held_out_split_is_five_new_repositories_one_a_language(split):
     from benchmarks.completion.sources import load_repos
 
