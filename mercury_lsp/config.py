@@ -33,6 +33,7 @@ LogLevel = Literal["error", "warning", "info", "debug"]
 SyntaxGuard = Literal["prefix", "drop", "off"]
 CompletionFallback = Literal["auto", "always", "never"]
 ModelDrafts = Literal["auto", "always", "fallback", "never"]
+RankerKind = Literal["trees", "linear"]  # mercury_lsp/completion/rank.py (the same names)
 
 PositiveTokens = Annotated[int, Meta(ge=1, le=4096)]
 
@@ -152,11 +153,15 @@ class CompletionOptions(msgspec.Struct, rename="camel", kw_only=True, frozen=Tru
     model_drafts: ModelDrafts = "auto"
     # The model scores the memory's candidates in their two-sided context (one batched pass).
     model_scores: bool = False
+    # Which fitted model gives each candidate its probability: "trees" (boosted trees,
+    # completion/ranker_trees.json) or "linear" (the logistic model, completion/ranker.json).
+    # The trees save more characters at the same precision on the dev repositories (docs/memory.md).
+    ranker: RankerKind = "trees"
     # The precision gate: a suggestion is shown only when the ranker's probability that it is
     # exactly right, weighed by its length (lengthWeight), reaches this (0: always show the
-    # best). Chosen on the benchmark's dev repositories for 70 % precision
-    # (benchmarks/memory/fit_ranker.py).
-    min_probability: UnitFloat = 0.16
+    # best). Chosen on the benchmark's dev repositories for 71 % precision with the trees
+    # (benchmarks/memory/fit_ranker.py; the linear ranker's own is 0.16).
+    min_probability: UnitFloat = 0.14
     # The gate and the order weigh the ranker's probability by what a suggestion saves when right:
     # probability * (characters / 16) ** lengthWeight (completion/rank.py gate_score; 0: the
     # probability alone). Chosen with minProbability for the most characters saved at 70 %

@@ -79,6 +79,8 @@ ARMS: dict[str, Arm] = {a.name: a for a in (
             "+retrieval + the precision gate at its default"),
     _server("+identifier_check", {"memory": {"retrievalShare": RETRIEVAL_SHARE}, "completion": {"modelDrafts": "always"}},
             "+gate + the identifier check on the model's drafts"),
+    _server("linear_ranker", {"completion": {"ranker": "linear", "minProbability": 0.16}},
+            "the defaults but the logistic ranker, at the gate chosen for it (the default before the trees)"),
     # ---- no-model baselines (benchmarks/completion/baselines.py)
     _baseline("line_copy", "issue #24's '20 lines': most frequent continuation of the typed line"),
     _baseline("longest_suffix", "issue #24's '40 lines': longest suffix before the cursor, its most "

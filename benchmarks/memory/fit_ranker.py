@@ -1,7 +1,7 @@
 """Fit the completion ranker and choose the precision gate's default, on dev repositories only.
 
     python -m benchmarks.memory.fit_ranker [--cases-dir DIR] [--model] [--write]
-        [--min-precision 0.7] [--length-weight W] [--out benchmarks/results/completion_ranker.json]
+        [--ranker trees|linear] [--min-precision 0.7] [--length-weight W] [--out benchmarks/results/completion_ranker.json]
 
 Cases: the completion benchmark's case builder run on the dev split with more cases per
 repository than the benchmark's own (the same repositories; see ``docs/memory.md``)::
@@ -13,14 +13,16 @@ For every case the document is the file with the rest of the cursor's line cut (
 benchmark's client sends it), the memory is built over the repository's checkout, and the
 memory's candidates (and, with ``--model``, the embedded model's draft and its scores) get the
 ranker's features (``completion.rank.candidate_rows``); a candidate is right when the line it
-makes equals the original line (trailing blanks aside). The logistic model is fitted by Newton's
-method with an L2 penalty, scored leaving each repository out (never fitted on the repository it
-is scored on), and the gate's threshold is the lowest whose held-out precision reaches
+makes equals the original line (trailing blanks aside). ``--ranker trees`` (the default, as the
+daemon's) fits boosted trees (``benchmarks/memory/trees.py``, scikit-learn: the ``fit`` extra),
+``linear`` the logistic model by Newton's method with an L2 penalty; both are scored leaving each
+repository out (never fitted on the repository they are scored on), the other kind printed
+beside at its own gate for comparison, and the gate's threshold is the lowest whose held-out precision reaches
 ``--min-precision``. The gate compares ``rank.gate_score`` (the probability weighed by the
 candidate's length, ``--length-weight``, default ``completion.lengthWeight``'s), and the curve
 reports characters saved as the benchmark counts them (target characters of the exactly right
-cases over all target characters). ``--write`` saves the weights fitted on every case to
-``mercury_lsp/completion/ranker.json``. Refuses any split but dev.
+cases over all target characters). ``--write`` saves the ranker fitted on every case to
+``mercury_lsp/completion/ranker_trees.json`` (trees) or ``ranker.json`` (linear). Refuses any split but dev.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
+from benchmarks.memory import trees
 from mercury_lsp.completion.rank import (
     FEATURES,
     WEIGHTS_FILE,
@@ -43,6 +47,7 @@ from mercury_lsp.completion.rank import (
     candidate_rows,
     gate_score,
 )
+from mercury_lsp.completion.trees import TREES_FILE
 from mercury_lsp.config import CompletionOptions
 from mercury_lsp.memory import Context, Memory, MemoryOptions
 from mercury_lsp.memory.sources import is_test_path
@@ -183,16 +188,25 @@ def losses(cases: list[dict], best: list[tuple[float, bool, int]], threshold: fl
     return out
 
 
-def cross_validated(cases: list[dict]) -> np.ndarray:
-    """Each case's candidate probabilities from a model fitted without its repository."""
+def cross_validated(cases: list[dict], kind: str = "linear") -> np.ndarray:
+    """Each case's candidate probabilities from a ranker of that kind fitted without its repository."""
     x, y, owner = design(cases)
     repos = np.array([cases[i]["repo"] for i in owner])
     probs = np.zeros(len(y))
     for repo in sorted(set(repos)):
         held = repos == repo
-        w = fit(x[~held], y[~held])
-        probs[held] = 1 / (1 + np.exp(-np.clip(w[0] + x[held] @ w[1:], -60, 60)))
+        if kind == "trees":
+            probs[held] = trees.fit(x[~held], y[~held]).predict_proba(x[held])[:, 1]
+        else:
+            w = fit(x[~held], y[~held])
+            probs[held] = 1 / (1 + np.exp(-np.clip(w[0] + x[held] @ w[1:], -60, 60)))
     return probs
+
+
+def gate_at(rows: list[dict], min_precision: float) -> dict:
+    """The curve's lowest threshold whose precision reaches ``min_precision`` (else the highest)."""
+    ok = [r for r in rows if r["precision"] is not None and r["precision"] >= min_precision]
+    return ok[0] if ok else rows[-1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,7 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-precision", type=float, default=0.7)
     ap.add_argument("--length-weight", type=float, default=CompletionOptions().length_weight,
                     help="the gate's length weight (completion.lengthWeight; 0: the probability alone)")
-    ap.add_argument("--write", action="store_true", help=f"save the weights to {WEIGHTS_FILE.relative_to(REPO_ROOT)}")
+    ap.add_argument("--ranker", choices=("trees", "linear"), default="trees",
+                    help="the kind fitted, scored and written (the other is scored beside it)")
+    ap.add_argument("--write", action="store_true",
+                    help=f"save the ranker to {TREES_FILE.relative_to(REPO_ROOT)} (trees) or "
+                         f"{WEIGHTS_FILE.relative_to(REPO_ROOT)} (linear)")
     ap.add_argument("--out", type=Path, default=RESULTS / "completion_ranker.json")
     args = ap.parse_args(argv)
     root = args.cases_dir or default_cases_dir()
@@ -214,11 +232,13 @@ def main(argv: list[str] | None = None) -> int:
         model = ModelFeatures()
     data = collect(root, cases, model)
     x, y, owner = design(data)
-    probs = cross_validated(data)
+    probs = cross_validated(data, args.ranker)
     best = best_per_case(data, probs, owner, args.length_weight)
     rows = curve(best)
-    ok = [r for r in rows if r["precision"] is not None and r["precision"] >= args.min_precision]
-    chosen = ok[0] if ok else rows[-1]
+    chosen = gate_at(rows, args.min_precision)
+    other = "linear" if args.ranker == "trees" else "trees"
+    beside = gate_at(curve(best_per_case(data, cross_validated(data, other), owner, args.length_weight)),
+                     args.min_precision)
     any_right = sum(any(y for _, y, *_ in c["rows"]) for c in data) / len(data)
     all_chars = sum(c["target_chars"] for c in data) or 1
     any_right_chars = sum(c["target_chars"] for c in data if any(y for _, y, *_ in c["rows"])) / all_chars
@@ -227,9 +247,11 @@ def main(argv: list[str] | None = None) -> int:
           f"({any_right_chars:.1%} of the target characters)")
     print(f"ranked, all shown:        exact {top1['exact']:.1%} precision {top1['precision']:.1%} "
           f"chars saved {top1['chars_saved']:.1%}")
-    print(f"gate at {chosen['threshold']:.2f}, length weight {args.length_weight:g} (precision >= "
+    print(f"{args.ranker}: gate at {chosen['threshold']:.2f}, length weight {args.length_weight:g} (precision >= "
           f"{args.min_precision:.0%} held out): shown {chosen['shown']:.1%} exact {chosen['exact']:.1%} "
           f"precision {chosen['precision'] or 0:.1%} chars saved {chosen['chars_saved']:.1%}")
+    print(f"{other} beside it: gate at {beside['threshold']:.2f}: shown {beside['shown']:.1%} exact "
+          f"{beside['exact']:.1%} precision {beside['precision'] or 0:.1%} chars saved {beside['chars_saved']:.1%}")
     lost = losses(data, best, chosen["threshold"])
     print("target characters (cases) at the gate: " + ", ".join(
         f"{k} {v['chars']:.1%} ({v['cases']:.1%})" for k, v in lost.items()))
@@ -245,14 +267,17 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(ok for _, ok, _ in sub) / len(idx):.1%})")
     w = fit(x, y)
     weights = RankerWeights(bias=float(w[0]), **{k: float(v) for k, v in zip(FEATURES, w[1:], strict=True)})
-    if args.write:
+    if args.write and args.ranker == "linear":
         WEIGHTS_FILE.write_text(json.dumps({"bias": weights.bias, **{k: getattr(weights, k) for k in FEATURES}},
                                            indent=1) + "\n")
         print(f"-> {WEIGHTS_FILE}")
+    if args.write and args.ranker == "trees":
+        TREES_FILE.write_bytes(msgspec.json.encode(trees.export(trees.fit(x, y), FEATURES)) + b"\n")
+        print(f"-> {TREES_FILE}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     result = {"benchmark": "completion_ranker", "cases": len(data), "candidates": int(len(y)),
               "right_among_candidates": any_right, "right_among_candidates_chars": any_right_chars,
-              "ranked_all_shown": top1, "gate": chosen, "losses": lost, "length_weight": args.length_weight,
+              "ranker": args.ranker, "ranked_all_shown": top1, "gate": chosen, f"{other}_gate": beside, "losses": lost, "length_weight": args.length_weight,
               "min_precision": args.min_precision, "model": args.model, "curve": rows,
               "weights": {"bias": weights.bias, **{k: getattr(weights, k) for k in FEATURES}}}
     args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -57,6 +57,7 @@ def from_memory(path: Path, text: str, cursor: int) -> tuple[str, float] | None:
     (text, probability). The memory of the file's repository (its git root, else its folder) is
     built, or read from the saved index, first."""
     from mercury_lsp.completion.choose import MemoryRequest, memory_lines
+    from mercury_lsp.completion.rank import shipped_ranker
     from mercury_lsp.config import Settings
     from mercury_lsp.memory import Memory
     from mercury_lsp.memory.sources import git_root, is_test_path
@@ -70,7 +71,7 @@ def from_memory(path: Path, text: str, cursor: int) -> tuple[str, float] | None:
     opts = Settings().completion
     try:
         request = MemoryRequest(memory, (), grammar_for("", real.as_uri()) or "", is_test_path(str(real)))
-        ranked = memory_lines(request, real.as_uri(), text, cursor, opts.length_weight)
+        ranked = memory_lines(request, real.as_uri(), text, cursor, opts.length_weight, shipped_ranker(opts.ranker))
     finally:
         memory.close()
     return (ranked[0].text, ranked[0].probability) if ranked and ranked[0].score >= opts.min_probability else None

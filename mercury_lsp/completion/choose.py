@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mercury_lsp.completion.identifiers import check, vocabulary
-from mercury_lsp.completion.rank import DocNames, Scored, rank
+from mercury_lsp.completion.rank import DocNames, Ranker, Scored, rank
 from mercury_lsp.config import Settings
 from mercury_lsp.memory import Candidate, Context, Memory, OpenDoc
 
@@ -100,11 +100,14 @@ def memory_candidates(req: MemoryRequest | None, settings: Settings, uri: str, t
     return req.memory.candidates(req.context(uri, text, cursor, replace_end, block), req.open_docs)
 
 
-def memory_lines(req: MemoryRequest, uri: str, text: str, cursor: int, length_weight: float = 0.0) -> list[Scored]:
+def memory_lines(req: MemoryRequest, uri: str, text: str, cursor: int, length_weight: float = 0.0,
+                 ranker: Ranker | None = None) -> list[Scored]:
     """The repository memory's continuations of the line at ``cursor``, ranked with their
     probabilities and gate scores (no model call): the small, stable call for other features
     (next edit's half-typed line, the CLI) — gate their ``score`` with
-    ``completion.minProbability``, ``length_weight`` being ``completion.lengthWeight``."""
+    ``completion.minProbability``, ``length_weight`` being ``completion.lengthWeight`` and
+    ``ranker`` ``completion.ranker``'s; the shipped default when None)."""
     line_before = text[text.rfind("\n", 0, cursor) + 1:cursor]
     cands = req.memory.candidates(req.context(uri, text, cursor, cursor), req.open_docs)
-    return rank(cands, None, line_before, doc=DocNames.of(text, cursor, req.grammar), length_weight=length_weight)
+    return rank(cands, None, line_before, ranker, doc=DocNames.of(text, cursor, req.grammar),
+                length_weight=length_weight)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from mercury_lsp.completion.accept import confident_length
 from mercury_lsp.completion.choose import MemoryRequest, choose, memory_candidates, name_checker
 from mercury_lsp.completion.indent import fit_indent
-from mercury_lsp.completion.rank import NO_NAMES, DocNames, Draft, rank
+from mercury_lsp.completion.rank import NO_NAMES, DocNames, Draft, rank, shipped_ranker
 from mercury_lsp.completion.retrieved import seam_chunks
 from mercury_lsp.completion.shaping import OVERLAP_MAX_CHARS, bracket_imbalance, shape, suffix_overlap
 from mercury_lsp.config import Settings
@@ -75,7 +75,8 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
                               block=window.kind == "block")
     names = DocNames.of(snap.text, cursor, memory.grammar) if memory is not None else NO_NAMES
     weigh = settings.completion.length_weight
-    ranked = rank(cands, None, line_before, doc=names, length_weight=weigh)
+    ranker = shipped_ranker(settings.completion.ranker)
+    ranked = rank(cands, None, line_before, ranker, doc=names, length_weight=weigh)
     outcome = None
     confident = None
     drafts = settings.model_drafts()
@@ -89,7 +90,8 @@ def run_pipeline(session: Session, snap: DocumentSnapshot, cursor: int, settings
         shaped = shape(outcome.text, window, settings.context.max_lines)
         draft = fit_indent(shaped, line_before)
         confident = confident_length(outcome, settings.min_token_confidence, len(shaped) - len(draft))
-        ranked = rank(cands, Draft(draft, outcome.mean_confidence), line_before, doc=names, length_weight=weigh)
+        ranked = rank(cands, Draft(draft, outcome.mean_confidence), line_before, ranker, doc=names,
+                      length_weight=weigh)
     checker = name_checker(memory, snap.text, line_before) if settings.completion.identifier_check else None
     verdict: dict[str, bool] = {}
 

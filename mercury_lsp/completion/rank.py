@@ -1,28 +1,36 @@
 """One ranker for every candidate of a completion: the memory's continuations and the model's
 draft alike get a probability of being exactly the line the user is writing.
 
-The probability is a logistic model over the candidate's features (``FEATURES``: what the memory
-knows about it — how long a context it follows, how often, how alone, whether the code below
-agrees — and what the model thinks of it). Its weights are one typed table, ``RankerWeights``,
-fitted on the completion benchmark's dev repositories by ``benchmarks/memory/fit_ranker.py``
-and shipped as ``ranker.json`` beside this module; nothing else in the daemon holds a tuning
-number for it. The precision gate (``completion.minProbability``) compares the best candidate's
+The probability comes from the candidate's features (``FEATURES``: what the memory knows about
+it — how long a context it follows, how often, how alone, whether the code below agrees — and
+what the model thinks of it), by one of two fitted models (``completion.ranker``): boosted trees
+(``trees``: the default, ``ranker_trees.json``) or a logistic model (``linear``: one typed table
+of weights, ``RankerWeights``, ``ranker.json``). Both are fitted on the completion benchmark's dev
+repositories by ``benchmarks/memory/fit_ranker.py`` and shipped beside this module; nothing else
+in the daemon holds a tuning number for them. The precision gate (``completion.minProbability``) compares the best candidate's
 probability, weighed by its length (``gate_score``, ``completion.lengthWeight``: a long line saves
 more when right), with a threshold chosen on the same data.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
 from mercury_lsp.completion.brackets import closes_unopened, open_at
+from mercury_lsp.completion.trees import TREES_FILE, Trees, read_table
+from mercury_lsp.config import RankerKind
 from mercury_lsp.memory.candidates import Features
+
+log = logging.getLogger(__name__)
 
 WEIGHTS_FILE = Path(__file__).with_name("ranker.json")
 OPENERS, CLOSERS = "([{", ")]}"
@@ -242,6 +250,21 @@ def probability(w: RankerWeights, x: dict[str, float]) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
+class Ranker(Protocol):
+    def probabilities(self, rows: Sequence[dict[str, float]]) -> list[float]:
+        """Each candidate's probability of being exactly right, from its features."""
+        ...
+
+
+@dataclass(frozen=True)
+class Linear:
+    """The logistic ranker."""
+    weights: RankerWeights
+
+    def probabilities(self, rows: Sequence[dict[str, float]]) -> list[float]:
+        return [probability(self.weights, x) for x in rows]
+
+
 @cache
 def shipped_weights() -> RankerWeights:
     """The fitted table shipped with the daemon (all zeros, a coin flip, when missing)."""
@@ -249,6 +272,27 @@ def shipped_weights() -> RankerWeights:
         return msgspec.json.decode(WEIGHTS_FILE.read_bytes(), type=RankerWeights)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return RankerWeights()
+
+
+def checked(trees: Trees) -> Trees:
+    """The trees, when every feature they split on is one the ranker computes."""
+    unknown = sorted(trees.used - set(FEATURES))
+    if unknown:
+        raise ValueError(f"the trees split on features the ranker does not compute: {', '.join(unknown)}")
+    return trees
+
+
+@cache
+def shipped_ranker(kind: RankerKind = "trees") -> Ranker:
+    """The fitted ranker of that kind shipped with the daemon; the linear one when the trees'
+    table is missing or damaged (said once)."""
+    if kind == "trees":
+        try:
+            return checked(Trees(read_table(TREES_FILE)))
+        except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError) as e:
+            log.warning("the ranker's trees (%s) cannot be read (%s): ranking with the linear weights",
+                        TREES_FILE.name, e)
+    return Linear(shipped_weights())
 
 
 @dataclass(frozen=True)
@@ -288,15 +332,14 @@ def candidate_rows(cands: list, draft: Draft | None, line_before: str,
     return out
 
 
-def rank(cands: list, draft: Draft | None, line_before: str, weights: RankerWeights | None = None,
+def rank(cands: list, draft: Draft | None, line_before: str, ranker: Ranker | None = None,
          model_scores: dict[str, float] | None = None, doc: DocNames = NO_NAMES,
          length_weight: float = 0.0) -> list[Scored]:
     """Every candidate with its probability and gate score (``gate_score``), best score first
-    (``length_weight`` 0: most probable first)."""
-    w = weights or shipped_weights()
-    out = []
-    for text, x, source in candidate_rows(cands, draft, line_before, model_scores, doc):
-        p = probability(w, x)
-        out.append(Scored(text, p, x, source, gate_score(p, text, length_weight)))
+    (``length_weight`` 0: most probable first; ``ranker``: the shipped default when None)."""
+    rows = candidate_rows(cands, draft, line_before, model_scores, doc)
+    probs = (ranker or shipped_ranker()).probabilities([x for _, x, _ in rows])
+    out = [Scored(text, p, x, source, gate_score(p, text, length_weight))
+           for (text, x, source), p in zip(rows, probs, strict=True)]
     out.sort(key=lambda s: -s.score)
     return out

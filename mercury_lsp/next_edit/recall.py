@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mercury_lsp.completion.choose import MemoryRequest, memory_lines
+from mercury_lsp.completion.rank import Ranker
 from mercury_lsp.memory.service import uri_path
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.refactor.files import InputError, read_source
@@ -31,6 +32,7 @@ class Recall:
     request: MemoryRequest
     min_probability: float
     length_weight: float
+    ranker: Ranker | None = None  # completion.ranker's (None: the shipped default)
 
     def words(self, uri: str, text: str, lo: int, cursor: int) -> dict[str, float]:
         """The words that finish ``text[lo:cursor]`` (a half-typed identifier), each with the best
@@ -39,7 +41,7 @@ class Recall:
         before the word (across the repository) proposes the name it has there."""
         prefix = text[lo:cursor]
         out: dict[str, float] = {}
-        for s in memory_lines(self.request, uri, text[:lo] + text[cursor:], lo):
+        for s in memory_lines(self.request, uri, text[:lo] + text[cursor:], lo, ranker=self.ranker):
             m = WORD.match(s.text)
             if m is not None and m.group() != prefix and m.group().startswith(prefix):
                 out[m.group()] = max(out.get(m.group(), 0.0), s.probability)
@@ -50,7 +52,7 @@ class Recall:
         a context that reaches back past the start of the cursor's line (a line of the repository
         that starts as the typed one does: ``[]string,`` alone is followed by `` error) {`` in
         function signatures, not in the ``make([]string,`` typed — heldout3)."""
-        return [s.text for s in memory_lines(self.request, uri, text, cursor, self.length_weight)
+        return [s.text for s in memory_lines(self.request, uri, text, cursor, self.length_weight, self.ranker)
                 if s.score >= self.min_probability and s.text.strip() and s.features.get("covers_line")]
 
     def defining_file(self, name: str, open_uris: set[str]) -> DocState | None:

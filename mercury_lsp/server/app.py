@@ -26,6 +26,7 @@ from mercury_lsp import __version__
 from mercury_lsp.backend.connect import engine_client_for
 from mercury_lsp.backend.outbound import Outbound
 from mercury_lsp.completion import CompletionService
+from mercury_lsp.completion.rank import shipped_ranker
 from mercury_lsp.config import Settings, daemon_threads
 from mercury_lsp.documents import Document, DocumentStore, PositionEncoding
 from mercury_lsp.engine_client import EngineClient, EngineError, LoadSpec
@@ -159,7 +160,8 @@ class MercuryServer(LanguageServer):
             return None
         request = self.completions.memory_request(doc, self.current)
         gate = self.current.completion
-        return None if request is None else Recall(request, gate.min_probability, gate.length_weight)
+        return None if request is None else Recall(request, gate.min_probability, gate.length_weight,
+                                                 shipped_ranker(gate.ranker))
 
     def memory_exclude(self) -> Callable[[Path], bool]:
         """Files the memory must never read or return: the ``exclude`` setting's (as it is when

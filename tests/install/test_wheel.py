@@ -37,6 +37,7 @@ DATA_FILES = ("mercury_engine/models/mercury-coder-tiny/model.safetensors",
               "mercury_engine/models/mercury-coder-tiny/tokenizer.json",
               "mercury_engine/models/mercury-coder-tiny/config.json",
               "mercury_lsp/next_edit/queries/python.scm", "mercury_lsp/next_edit/queries/tsx.scm",
+              "mercury_lsp/completion/ranker.json", "mercury_lsp/completion/ranker_trees.json",
               "mercury_train/corpus_v2.lock.json", "mercury_train/GPU.md")
 EDITOR_FILES = ("neovim/lua/mercury/init.lua", "neovim/plugin/mercury.lua", "emacs/mercury.el",
                 "helix/languages.toml", "vscode/package.json", "zed/extension.toml")

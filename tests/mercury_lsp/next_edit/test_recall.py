@@ -101,7 +101,7 @@ def test_line_endings_pass_the_ghost_texts_gate_weighed_by_length(monkeypatch):
     p = gate.min_probability * 1.05  # just past the plain probability gate
     long_rest = "parse_config(fh.read(), strict=True)"
 
-    def ranked(cands, draft, line_before, doc=None, length_weight=0.0):  # the ranker's probability: p for both
+    def ranked(cands, draft, line_before, ranker=None, doc=None, length_weight=0.0):  # the ranker's probability: p for both
         return [Scored(t, p, {"covers_line": 1.0}, "memory", gate_score(p, t, length_weight)) for t in ("x)", long_rest)]
 
     monkeypatch.setattr("mercury_lsp.completion.choose.rank", ranked)
