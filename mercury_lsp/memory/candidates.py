@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
 from mercury_lsp.memory.corpus import Corpus
+from mercury_lsp.memory.fields import stored_parameters
 from mercury_lsp.memory.parallel import parallels
 from mercury_lsp.memory.places import Place, read_places
 from mercury_lsp.memory.query import Query
@@ -140,12 +142,12 @@ def _merge_same(cands: list[Candidate]) -> list[Candidate]:
 
 
 def with_parallels(query: Query, cands: list[Candidate]) -> list[Candidate]:
-    """``cands`` with what the parallel lines near the cursor say (``parallel``): a text they give
-    that is a candidate already gets their features, a new one is added (at most
-    ``MAX_PARALLEL``), trimmed like the others."""
+    """``cands`` with what the parallel lines near the cursor say (``parallel``, and the next
+    parameter a method stores: ``fields``): a text they give that is a candidate already gets
+    their features, a new one is added (at most ``MAX_PARALLEL``), trimmed like the others."""
     by_text = {c.text: c for c in cands}
     added: list[Candidate] = []
-    for p in parallels(query):
+    for p in chain(parallels(query), stored_parameters(query)):
         text, trimmed = _trim(p.text, query.after_line)
         if not text.strip():
             continue

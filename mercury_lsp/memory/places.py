@@ -151,6 +151,8 @@ def read_places(query: Query, corpus: Corpus, m: Matches, wildcard: int | None =
     after_break = query.typed_tail != "" or (len(q) and q[0] == NEWLINE)
     start = first if after_break else np.minimum(end_of_match, first)
     ok &= (stop - start) <= MAX_CONTINUATION_CHARS
+    if corpus is query.doc:  # a place earlier on the cursor's own line: its rest is what was typed since
+        ok &= ~((start < query.cursor_byte) & (stop >= query.cursor_byte))
     mismatch = bool(query.typed_tail and not query.typed_tail.strip()) & (first == end_of_match) & (le2 > 0)
     agree = _next_agree(win, le, query.next_ids)
     if wildcard is not None:

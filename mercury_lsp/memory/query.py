@@ -49,6 +49,7 @@ class Query:
     next_ids: np.ndarray  # the first tokens after the cursor's line
     line_before: str = field(default="")  # the cursor's line up to the cursor
     next_at: int = -1  # the doc token index ``next_ids`` start at
+    cursor_byte: int = -1  # the cursor's offset in the document's UTF-8 bytes
 
     def word_at(self, k: int) -> bool:
         """Is the k-th token back from the cursor a word (a name, a number)?"""
@@ -97,5 +98,5 @@ def build_query(ctx: Context) -> Query:
     after_nl = doc.end_at(len(text[:le].encode("utf-8")))
     next_ids = doc.ids[after_nl + 1:after_nl + 1 + NEXT_TOKENS] if after_nl < len(doc.ids) else doc.ids[:0]
     return Query(ctx, doc, q, q_chars, cursor_end, last_len, typed_tail, line_tokens,
-                 text[rest_from:le], np.asarray(next_ids), text[ls:ctx.cursor], after_nl + 1)
+                 text[rest_from:le], np.asarray(next_ids), text[ls:ctx.cursor], after_nl + 1, cursor_byte)
 

@@ -110,3 +110,9 @@ def test_a_keyword_apart_is_not_swapped_into_the_rest_python(tmp_path, cache):
 
     assert substitute("if ready: return if_count", "if", "while") is None
     assert substitute("self.width = width", "width", "height") == "self.height = height"
+
+
+def test_a_place_earlier_on_the_cursors_own_line_is_not_a_continuation(tmp_path, cache):
+    doc = "def check(value):\n    if value is True or value is"
+    got = texts(tmp_path / "ws", {"other.py": "x = 1\n"}, "check.py", doc, "python")
+    assert " True or value is" not in got
