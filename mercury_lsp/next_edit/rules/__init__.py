@@ -56,6 +56,7 @@ from mercury_lsp.next_edit.rules.imports import (
 from mercury_lsp.next_edit.rules.lines import (
     moved_lines,
     repeated_lines,
+    respaced_tokens,
     sibling_attribute,
     superseded_line,
     whitespace_continued,
@@ -112,6 +113,7 @@ REGISTRY: tuple[Rule, ...] = (
     removed_import_name.RULE,
     relocated_import.RULE,
     whitespace_continued.RULE,
+    respaced_tokens.RULE,
     likelihood_drop.RULE,
     model_line_ending.RULE,
 )

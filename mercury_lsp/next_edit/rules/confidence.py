@@ -74,6 +74,8 @@ SIBLING_ATTRIBUTE = Level(0.5, "the user's attribute line above a sibling defini
                                "may mean it for some of them only")
 LINES_OTHER_DOCUMENT_PENALTY = Level(0.2, "repeated or moved lines in another document than the cursor's")
 WHITESPACE = Level(0.5, "the next lines re-indented, stripped or converted as the user's edit did above them")
+RESPACED_TOKENS = Level(0.5, "two tokens spaced as the user just respaced them elsewhere: a reformat is "
+                             "made everywhere, but the user may have fixed the one place alone")
 
 # ---------------------------------------------------------------------------- imports (NE4xx)
 UNUSED_IMPORT = Level(0.6, "the edit removed the last use of the imported name, rewriting lines in place")
