@@ -45,6 +45,7 @@ from mercury_lsp.next_edit.rules.follow import (
     removed_use,
     renamed_binding,
     sibling_entry,
+    threaded_parameter,
 )
 from mercury_lsp.next_edit.rules.imports import (
     missing_import,
@@ -107,6 +108,7 @@ REGISTRY: tuple[Rule, ...] = (
     implemented_member.RULE,
     named_fields.RULE,
     documented_parameter.RULE,
+    threaded_parameter.RULE,
     unimported_rename.RULE,
     unimported_use.RULE,
     removed_use.RULE,

@@ -42,6 +42,8 @@ DOCUMENTED_PARAMETER = Level(0.5, "the parameter a documentation tag names, rena
                                   "the user may have fixed the documentation alone")
 SIBLING_ENTRY = Level(0.5, "a list of the new member's siblings, its entry respelt from a sibling's: the list "
                            "may be one the member is meant to stay out of")
+THREADED_PARAMETER = Level(0.4, "the call in a function's body passing its other parameters along, given the "
+                               "parameter the user added: the user may mean it for other code")
 SIBLING_OTHER_DOCUMENT_PENALTY = Level(0.15, "a sibling list in another document than the cursor's: less often "
                                              "the user's next stop than one in the same file")
 

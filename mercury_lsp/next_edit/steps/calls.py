@@ -138,7 +138,7 @@ def splice(inner: str, spans: list[ArgSpan], old: list[str], new: list[str]) -> 
 
 
 # ---------------------------------------------------------------------------- the calls
-def _call_args(call, b: TextIndex) -> tuple[Any, list, list[str]] | None:
+def call_arguments(call, b: TextIndex) -> tuple[Any, list, list[str]] | None:
     """(argument list node, positional argument nodes, keyword names), None when unanalysable
     (a spread argument)."""
     args = call.child_by_field_name("arguments")
@@ -266,7 +266,7 @@ def signature_candidates(parsed: list[ParsedDoc], home: ParsedDoc, before_text: 
         example: str | None = None
         targets = []
         for p, call in calls:
-            got = _call_args(call, p.b)
+            got = call_arguments(call, p.b)
             if got is None:
                 continue
             args, positional, keywords = got

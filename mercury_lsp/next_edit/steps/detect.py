@@ -136,6 +136,11 @@ def _own_parameter(node, item) -> bool:
 def signatures(doc: ParsedDoc, grammars: Grammars) -> dict[tuple[str, str], Signature]:
     """(owner type, name) -> signature of every function the query file of ``doc``'s grammar
     captures (``@function``); a name defined twice with one owner is ambiguous (``splat``)."""
+    return {key: sig for key, (sig, _) in functions(doc, grammars).items()}
+
+
+def functions(doc: ParsedDoc, grammars: Grammars) -> dict[tuple[str, str], tuple[Signature, object]]:
+    """``signatures``, each with its definition's node (the last one of an ambiguous name)."""
     got, b = captures(grammars, doc), doc.b
     receivers = {_span(n) for n in got["receiver"]}
     static = {_span(n) for n in got["static"]}
@@ -144,7 +149,7 @@ def signatures(doc: ParsedDoc, grammars: Grammars) -> dict[tuple[str, str], Sign
     variadic = {_span(n) for n in got["variadic"]} | {_span(n.parent) for n in got["variadic"] if n.parent is not None}
     names = got["parameter"]  # in document order
     starts = [n.start_byte for n in names]
-    out: dict[tuple[str, str], Signature] = {}
+    out: dict[tuple[str, str], tuple[Signature, object]] = {}
     for func in got["function"]:
         name, plist = _function_name(func, b), _parameter_list(func)
         if name is None or plist is None:
@@ -161,7 +166,8 @@ def signatures(doc: ParsedDoc, grammars: Grammars) -> dict[tuple[str, str], Sign
             params += [(b.node_text(n), default) for n in own] or [(b.node_text(item), default)]
         splat = bool(variadic & ({_span(plist)} | {_span(i) for i in items}))
         key = (_owner(func, b), name)
-        out[key] = Signature(name, key[0], (), True) if key in out else Signature(name, key[0], tuple(params), splat)
+        sig = Signature(name, key[0], (), True) if key in out else Signature(name, key[0], tuple(params), splat)
+        out[key] = (sig, func)
     return out
 
 
