@@ -33,6 +33,13 @@ NAMED_LEAD_TOKENS = 8
 LAYOUT_CONTEXT_TOKENS = 6
 QUOTES = frozenset("'\"`")  # what opens a string literal (``quote_flip``)
 MERGE_GAP = 3  # changes of one edit this few tokens apart are one change (wrapping 'x' in 'f(x)')
+# Changes of one edit further apart on one line are still one change when only together do they
+# open and close the same brackets (``&(dyn Error + 'static)`` -> ``Ref<dyn Error + 'static>``):
+# alone, each half leaves a bracket open, a place the syntax check refuses. A long expression
+# wrapped in new brackets stays two changes: on heldout3, ``process.env.TERM`` ->
+# ``(process.env.TERM || '')`` repeated as one change went to six assignments to it, all false.
+PAIRED_GAP = 24
+OPENERS, CLOSERS = "([{<", ")]}>"
 # Anchor pseudo-tokens (TOKEN never yields a multi-character non-word token): any identifier, the
 # end of the line (an insertion appended to a line) and the start of its code (an insertion before
 # a statement: ``await `` before ``t.throwsAsync(``, ``// `` before a line commented out).
@@ -96,7 +103,7 @@ def rules_from_edit(before: str, after: str) -> list[TokenRule]:
     if all(o[0] == "equal" for o in ops):
         return _layout_rules(before, after, ta, tb)
     rules = []
-    for i1, i2, j1, j2 in _merge_changes([o for o in ops if o[0] != "equal"], ta, tb):
+    for i1, i2, j1, j2 in _merge_changes([o for o in ops if o[0] != "equal"], ta, tb, before):
         here = ta[i1].start if i1 < len(ta) else (ta[i1 - 1].end if i1 else bl)
         there = ta[i2 - 1].end if i2 > i1 else here
         lead = [t for t in ta[max(0, i1 - CONTEXT_TOKENS):i1] if "\n" not in before[t.end:here]]
@@ -171,7 +178,7 @@ def _layout_rules(before: str, after: str, ta: list[Tok], tb: list[Tok]) -> list
     return rules
 
 
-def _merge_changes(ops, ta: list[Tok], tb: list[Tok]) -> list[tuple[int, int, int, int]]:
+def _merge_changes(ops, ta: list[Tok], tb: list[Tok], before: str) -> list[tuple[int, int, int, int]]:
     """The changes of one edit, those at most ``MERGE_GAP`` tokens apart merged into one — unless
     every change swaps one identifier for another consistently (a rename, kept per occurrence)
     and no two of them are names of one path (``log.Printf`` -> ``t.Logf`` is one change)."""
@@ -186,11 +193,29 @@ def _merge_changes(ops, ta: list[Tok], tb: list[Tok]) -> list[tuple[int, int, in
     merged = [spans[0]]
     for i1, i2, j1, j2 in spans[1:]:
         a1, a2, b1, b2 = merged[-1]
-        if i1 - a2 <= MERGE_GAP:
+        if i1 - a2 <= MERGE_GAP or (i1 - a2 <= PAIRED_GAP and _pairs(before, ta, tb, (a1, a2, b1, b2), (i1, i2, j1, j2))):
             merged[-1] = (a1, i2, b1, j2)
         else:
             merged.append((i1, i2, j1, j2))
     return merged
+
+
+def _balance(tokens: list[Tok]) -> int:
+    return sum((t.text in OPENERS) - (t.text in CLOSERS) for t in tokens)
+
+
+def _pairs(before: str, ta: list[Tok], tb: list[Tok], first: tuple[int, int, int, int],
+           second: tuple[int, int, int, int]) -> bool:
+    """Two changes of one line (``PAIRED_GAP``) whose brackets balance only together: the first
+    leaves a bracket open (before or after the edit) that the second closes."""
+    a1, a2, b1, b2 = first
+    i1, i2, j1, j2 = second
+    if a2 < 1 or i1 >= len(ta) or "\n" in before[ta[a2 - 1].end:ta[i1].start]:
+        return False
+    if a1 == a2 and i1 == i2:  # a long expression wrapped (``(x.y.z || '')``): no bracket replaced, and
+        return False           # the wrap fits where the expression is read, not where it is assigned
+    opened = _balance(ta[a1:a2]) or _balance(tb[b1:b2])
+    return bool(opened) and _balance(ta[a1:i2]) == 0 and _balance(tb[b1:j2]) == 0
 
 
 def generalise(newest: list[TokenRule], older: list[TokenRule], min_chars: int = 0) -> list[TokenRule]:

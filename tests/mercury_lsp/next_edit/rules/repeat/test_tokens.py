@@ -116,3 +116,28 @@ def test_a_docstring_rewrapped_is_no_layout_to_repeat():
            'def g(x):\n    """Check x.\n\n    :raises TypeError: if the value\n        is wrong.\n    """\n')
     after = src.replace("if the value\n        is wrong.", "if the value is\n        wrong.", 1)
     assert ask(doc("file:///v.py", after, (src,), (1.0,))) == []
+
+
+def test_brackets_replaced_on_both_sides_of_a_long_run_are_one_change_rust():
+    src = ("struct VTable {\n    object_ref: unsafe fn(Ref<ErrorImpl>) -> &(dyn StdError + Send + Sync + 'static),\n}\n\n"
+           "unsafe fn object_ref<E>(e: Ref<ErrorImpl>) -> &(dyn StdError + Send + Sync + 'static)\nwhere\n"
+           "    E: StdError,\n{\n    &e.cast::<ErrorImpl<E>>().deref()._object\n}\n")
+    after = src.replace("-> &(dyn StdError + Send + Sync + 'static),", "-> Ref<dyn StdError + Send + Sync + 'static>,")
+    rule, = rules_from_edit(src, after)  # each half alone leaves a bracket open
+    assert rule.deleted[0] == "&" and rule.deleted[-1] == ")"
+    preds = ask(doc("file:///error.rs", after, (src,), (1.0,), grammar="rust"))
+    assert applied(after, preds, "file:///error.rs") == after.replace(
+        "-> &(dyn StdError + Send + Sync + 'static)\n", "-> Ref<dyn StdError + Send + Sync + 'static>\n")
+
+
+def test_brackets_replaced_around_a_union_are_one_change_typescript():
+    src = "let a: Array<string | number | undefined | null> = [];\nlet b: Array<string | number | undefined | null>;\n"
+    after = src.replace("a: Array<string | number | undefined | null>", "a: (string | number | undefined | null)[]")
+    rule, = rules_from_edit(src, after)
+    assert rule.inserted.strip() == "(string | number | undefined | null)[]"
+
+
+def test_a_long_expression_wrapped_stays_two_changes_javascript():
+    src = "const t = !process.env.TERM.toLowerCase();\nprocess.env.TERM = 'xterm';\n"
+    after = src.replace("!process.env.TERM.toLowerCase()", "!(process.env.TERM || '').toLowerCase()")
+    assert len(rules_from_edit(src, after)) == 2  # as one, it would wrap the assignment's target too
