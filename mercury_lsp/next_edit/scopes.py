@@ -7,7 +7,7 @@ import re
 
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.next_edit.text import IMPORT_LINE, QUOTED, TOKEN, diff_region, line_bounds
-from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is
+from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is, walk
 
 # Node types (any grammar) that open a function scope.
 FUNCTION_SCOPES = ("function_definition", "function_declaration", "method_declaration", "function_item",
@@ -32,6 +32,13 @@ FIELD_NAMES = ("field_identifier", "property_identifier")
 MAP_LITERAL_TYPES = ("map_type",)
 
 
+# Nested scopes that bind a name of their own inside a function (the other grammars): a closure's or
+# a nested function's parameters, a Rust match arm's pattern, an ``if let`` / ``while let``
+# pattern (its block), a JavaScript ``catch (e)``. The function's local of that name is not the
+# one used inside them.
+PATTERN_SCOPES = ("match_arm",)
+LET_CONDITIONS = ("let_condition",)
+CATCH_CLAUSES = ("catch_clause",)
 def scope_of(parsed: ParsedDoc | None, start: int, *, outside_its_name: bool = False) -> tuple[int, int] | None:
     """Code-point span of the innermost function enclosing ``start`` (None: module level). With
     ``outside_its_name``, a function whose own name stands at ``start`` does not count: a
@@ -211,3 +218,39 @@ def both_imported(home: DocState, old: str, new: str) -> bool:
     oldest = home.history[-1] if home.history else home.text
     imports = "\n".join(line for line in oldest.split("\n") if IMPORT_LINE.match(line))
     return word_in(old, imports) and word_in(new, imports)
+
+def _binds_in(node, old: str, b) -> bool:
+    """``node`` (a parameter list or a pattern) binds ``old``: an identifier of that name in it that
+    names no type or constructor (``Some`` of ``Some(x)``, ``T`` of ``x: T``)."""
+    for n in walk(node):
+        if n.type != "identifier" or b.node_text(n) != old:
+            continue
+        parent = n.parent
+        if parent is not None and (field_is(parent, "type", n) or parent.type in ("scoped_identifier", "type_arguments")):
+            continue
+        return True
+    return False
+
+
+def rebinding_spans(func, old: str, b, inside: int) -> list[tuple[int, int]]:
+    """Byte spans inside ``func`` where a nested scope binds ``old`` anew (``PATTERN_SCOPES``...):
+    the occurrences there are that binding's; never a scope holding the byte ``inside`` (the
+    edited occurrence: that scope is its binding's own)."""
+    spans: list[tuple[int, int]] = []
+    for n in walk(func, prune=lambda n: any(lo <= n.start_byte < hi for lo, hi in spans)):
+        if n is func or n.start_byte <= inside < n.end_byte:
+            continue
+        params = n.child_by_field_name("parameters") if n.type in FUNCTION_SCOPES else None
+        if params is not None and _binds_in(params, old, b):
+            spans.append((n.start_byte, n.end_byte))
+        elif n.type in PATTERN_SCOPES and (pat := n.child_by_field_name("pattern")) is not None and _binds_in(pat, old, b):
+            spans.append((n.start_byte, n.end_byte))
+        elif n.type in LET_CONDITIONS and (pat := n.child_by_field_name("pattern")) is not None \
+                and _binds_in(pat, old, b) and n.parent is not None:
+            body = n.parent.child_by_field_name("consequence") or n.parent.child_by_field_name("body")
+            spans.append((pat.start_byte, pat.end_byte))
+            if body is not None:
+                spans.append((body.start_byte, body.end_byte))
+        elif n.type in CATCH_CLAUSES and (par := n.child_by_field_name("parameter")) is not None and _binds_in(par, old, b):
+            spans.append((n.start_byte, n.end_byte))
+    return spans

@@ -10,7 +10,14 @@ Otherwise the model-only path (``drop_candidates``) takes identifiers whose like
 from __future__ import annotations
 
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
-from mercury_lsp.next_edit.scopes import OTHER_NAMESPACES, declares_local, declaring_scopes, member_key
+from mercury_lsp.next_edit.scopes import (
+    FUNCTION_SCOPES,
+    OTHER_NAMESPACES,
+    declares_local,
+    declaring_scopes,
+    member_key,
+    rebinding_spans,
+)
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import (
     PY_PARAM_WRAPPERS,
@@ -180,7 +187,8 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
     kind = node.type
     func = node.parent
     declared = declares_local(home.doc.text, home.b.char(node.start_byte), home.b.char(node.end_byte))
-    while func is not None and not (("function" in func.type or "method" in func.type) and "call" not in func.type):
+    while func is not None and func.type not in FUNCTION_SCOPES \
+            and not (("function" in func.type or "method" in func.type) and "call" not in func.type):
         if any(w in func.type for w in ("parameter", "declarat", "declarator")):
             declared = True
         func = func.parent
@@ -193,7 +201,8 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
     sites = [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old
              and enclosing(n, OTHER_NAMESPACES) is None and not member_key(n)]
     if scope is func:
-        return sites, "local"
+        shadowed = rebinding_spans(func, old, home.b, node.start_byte)
+        return [(p, n) for p, n in sites if not any(lo <= n.start_byte < hi for lo, hi in shadowed)], "local"
     # a document-wide name: not where a function binds the same name itself; where the edited
     # function is one of those, the name is its own
     at = home.b.char(node.start_byte)
@@ -205,6 +214,7 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
     if node.parent is not None and node.parent.type in DEFINITIONS:  # a definition renamed: an imported namesake is another thing
         sites = [(p, n) for p, n in sites if enclosing(n, IMPORTS) is None]
     return [(p, n) for p, n in sites if not any(lo <= home.b.char(n.start_byte) < hi for lo, hi in local)], "document"
+
 
 
 

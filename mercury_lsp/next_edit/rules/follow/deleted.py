@@ -36,11 +36,14 @@ DECLARATION = re.compile(
 
 def gone(ctx: RuleContext) -> list[tuple[Example, ParsedDoc, str, int]]:
     """(example, its document, name, the most uses it may leave) of every name an example deleted
-    that no open document of its language defines any more, the newest example first."""
+    that no open document of its language defines any more, the newest example first; a name the
+    history renamed (a rename candidate's old name) is no deleted one."""
     out = []
+    renamed = {c.old_text for c in ctx.candidates if c.kind == "rename"}  # renamed, not deleted: NE101's
     for ex in ctx.examples[:EXAMPLES]:
         home = ctx.by_uri.get(ex.doc.uri)
         names = deleted_declarations(ex.before, ex.after) if home is not None else {}
+        names = {n: k for n, k in names.items() if n not in renamed}
         if not names:
             continue
         others = [p for p in ctx.parsed if p.doc.grammar == home.doc.grammar]

@@ -3,7 +3,9 @@ from a signature, a local or constant deleted — leave the calls still passing 
 
 A name is *unbound* by the newest edit when the language's query file (``symbols``) finds fewer
 definitions and parameters of it after the edit than before, one of them inside the edited
-region, and none is left in the enclosing function (the document, at the top level). Its remaining references that are a whole argument of a call (in the enclosing function
+region, none is left in the enclosing function (the document, at the top level), and the edit
+did not rename it (a rename is NE101's). References inside a nested scope that binds the name
+itself (a closure's parameter, a match arm's pattern: ``scopes.rebinding_spans``) are not its. Its remaining references that are a whole argument of a call (in the enclosing function
 for a parameter or local, in the document otherwise) are removed with their comma.
 
 **Why.** An argument naming a binding that is gone no longer compiles; the call passed it for
@@ -20,11 +22,11 @@ from collections import Counter
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import DROPPED_ARGUMENT
-from mercury_lsp.next_edit.scopes import scope_of
+from mercury_lsp.next_edit.scopes import FUNCTION_SCOPES, rebinding_spans, scope_of
 from mercury_lsp.next_edit.steps.calls import ARGUMENT_LISTS
 from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import diff_region
-from mercury_lsp.next_edit.tree import ParsedDoc
+from mercury_lsp.next_edit.tree import ParsedDoc, enclosing
 
 MAX_SITES = 4  # more uses than this: the user is reworking the code, not dropping one argument
 
@@ -70,12 +72,19 @@ def run(ctx: RuleContext) -> list[Prediction]:
     lo, hi = scope if scope is not None else (0, len(text))
     bound = {home.b.node_text(n) for n in caps["definition"] + caps["parameter"]
              if home.b.byte(lo) <= n.start_byte < home.b.byte(hi)}  # still bound in the scope
+    renamed = {c.old_text for c in ctx.candidates if c.kind == "rename"}  # renamed, not gone: NE101's
+    at = home.b.byte(min(p, max(len(text) - 1, 0)))
+    leaf = home.tree.root_node.descendant_for_byte_range(at, at + 1)
+    func = (enclosing(leaf, FUNCTION_SCOPES) if leaf is not None else None) or home.tree.root_node
     out: list[Prediction] = []
-    for name in sorted(set(lost) & edited_names - bound):
+    for name in sorted(set(lost) & edited_names - bound - renamed):
         sites = []
+        shadowed = rebinding_spans(func, name, home.b, at)  # a closure's or a pattern's own binding
         for n in caps["reference"]:
             s = home.b.char(n.start_byte)
             if home.b.node_text(n) != name or p <= s < ea or (scope is not None and not scope[0] <= s < scope[1]):
+                continue
+            if any(lo <= n.start_byte < hi for lo, hi in shadowed):
                 continue
             span = _argument_span(home, n)
             if span is not None:

@@ -3,7 +3,8 @@
 **What.** The rename the history shows (``steps.candidates``: the newest edit's identifier change,
 or the renames read line by line over the whole recent history) is followed at the occurrences
 tied to the edited binding (``steps.locate``): scope-aware for parameters and locals (a nested
-scope that rebinds the name is skipped; attribute and keyword-argument names are not
+scope that rebinds the name is skipped — in every grammar a closure's or nested function's own
+parameter, a Rust match arm's or ``if let``'s pattern, a ``catch (e)``; attribute and keyword-argument names are not
 variables), module-wide for module-level definitions and, through the language's export
 machinery (``exports``: ``__all__``, re-exports, ``pub use``, ``pkg.Old``, export lists,
 ``module.exports``), in the documents that import them; every ``x.name`` across the open

@@ -238,3 +238,42 @@ def test_a_loop_variable_renamed_stays_in_its_function_and_never_reaches_a_field
     after = LOOPS_GO.replace("for _, title := range items", "for _, name := range items")
     preds = ask("file:///r.go", after, (LOOPS_GO,), "go", cursor=after.index("name"))
     assert applied(after, preds) == after.replace("Report{title: title}", "Report{title: name}")
+
+
+RAW = """impl<T> RawTable<T> {
+    pub fn find(&self, hash: u64) -> Option<Bucket<T>> {
+        let index = self.table.find_inner(hash, &mut |index| self.eq(index));
+        match index {
+            Some(index) => Some(self.bucket(index)),
+            None => None,
+        }
+    }
+
+    fn get(&self, hash: u64) -> Option<&T> {
+        let index = self.find(hash)?;
+        if let Some(index) = self.slot(index) { return self.at(index); }
+        Some(self.at(index))
+    }
+}
+"""
+
+
+def test_rust_a_local_renamed_leaves_a_closures_and_a_patterns_own_bindings_alone():
+    after = RAW.replace("let index = self.table", "let found = self.table")
+    out, _ = ne.run(after, RAW, uri="file:///raw.rs", cursor=after.index("found"))
+    assert ne.applied_all(after, out.predictions) == after.replace("match index {", "match found {")
+    after = RAW.replace("let index = self.find(hash)?;", "let slot = self.find(hash)?;")
+    out, _ = ne.run(after, RAW, uri="file:///raw.rs", cursor=after.index("slot ="))
+    assert ne.applied_all(after, out.predictions) == after.replace(
+        "self.slot(index) {", "self.slot(slot) {").replace("Some(self.at(index))", "Some(self.at(slot))")
+
+
+def test_go_and_javascript_a_function_literals_parameter_of_the_same_name_is_its_own():
+    src = "package m\n\nfunc run(items []int) int {\n\tn := len(items)\n\tf := func(n int) int { return n * 2 }\n\treturn f(n)\n}\n"
+    after = src.replace("\tn := len(items)", "\tcount := len(items)")
+    out, _ = ne.run(after, src, uri="file:///m.go", cursor=after.index("count"))
+    assert ne.applied_all(after, out.predictions) == after.replace("return f(n)", "return f(count)")
+    src = "function run(items) {\n  const err = check(items);\n  try { go(); } catch (err) { log(err); }\n  return err;\n}\n"
+    after = src.replace("const err = check", "const problem = check")
+    out, _ = ne.run(after, src, uri="file:///m.js", cursor=after.index("problem"))
+    assert ne.applied_all(after, out.predictions) == after.replace("return err;", "return problem;")
