@@ -7,8 +7,10 @@ in its body, the one passing the most of the function's other parameters as bare
 least one; ``MAX_TIED_CALLS`` at most tie for it, else nothing is offered) gets the new parameter
 too: before the parameter that follows it in the signature, or after the one before it, when the
 call passes that one; else last of the call's positional arguments. A call whose arguments are
-keywords naming themselves (``f(a=a, b=b)``) gets ``p=p`` after them. The function's own
-recursive calls are NE102's.
+keywords naming themselves (``f(a=a, b=b)``) gets ``p=p`` after them. Only a call of code the open
+documents define counts (``Ticket::new``, ``CodeGenerator``; never ``re.sub``, whose signature the
+user did not change: a parameter added to ``strip_ansi(value)`` is not for ``_ansi_re.sub("",
+value)``); the function's own recursive calls are NE102's.
 
 **Why.** A parameter is added to reach something the function calls: ``generate(..., out_perm)``
 is written to hand ``out_perm`` to ``CommandTicket::new(command)``, ``generate(node,
@@ -21,18 +23,21 @@ Generator(node, filename)`` in its body: ``gen = Generator(node, env, filename)`
 
 from __future__ import annotations
 
+import re
+
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import THREADED_PARAMETER
 from mercury_lsp.next_edit.scopes import FUNCTION_SCOPES, word_in
 from mercury_lsp.next_edit.steps.calls import KEYWORD_ARGUMENTS, call_arguments
 from mercury_lsp.next_edit.steps.detect import Signature, functions
-from mercury_lsp.next_edit.symbols import parsed_before
+from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.tree import ParsedDoc, walk
 
 MAX_TIED_CALLS = 1  # two calls passing as many of the parameters: no telling which one it is for
 BODY_FIELDS = ("body", "value")  # a definition's body (an arrow function's expression body)
 IDENTIFIERS = ("identifier",)
+CALLEE_PATH = re.compile(r"[\w$]+$")  # the callee's own name: ``new`` of ``Ticket::new``, ``sub`` of ``re.sub``
 
 
 def _added(old: Signature, new: Signature) -> str | None:
@@ -99,6 +104,7 @@ def _passed(doc: ParsedDoc, positional, keywords_items, names: set[str]) -> int:
 
 def run(ctx: RuleContext) -> list[Prediction]:
     out: list[Prediction] = []
+    defined: dict[str | None, set[str]] = {}
     for home in ctx.edited[: ctx.options.max_documents]:
         before = parsed_before(ctx.grammars, home.doc, home.doc.history[-1])
         if before is None:
@@ -113,10 +119,14 @@ def run(ctx: RuleContext) -> list[Prediction]:
             names = [n for n, _ in new.params]
             others = set(names) - {added}
             ranked = []
+            if home.doc.grammar not in defined:
+                defined[home.doc.grammar] = {p.b.node_text(n) for p in ctx.parsed if p.doc.grammar == home.doc.grammar
+                                             for n in captures(ctx.grammars, p)["definition"]}
             for call, args, positional, keywords in _calls(body, home):
                 callee = call.child_by_field_name("function")
-                if callee is not None and home.b.node_text(callee).rsplit(".", 1)[-1] == new.name:
-                    continue  # a recursive call: NE102 follows the signature there
+                name = CALLEE_PATH.search(home.b.node_text(callee)) if callee is not None else None
+                if name is None or name.group() == new.name or name.group() not in defined[home.doc.grammar]:
+                    continue  # a recursive call (NE102's), or one to code the user does not have open
                 kw_items = [a for a in args.named_children if a.type in KEYWORD_ARGUMENTS]
                 n = _passed(home, positional, kw_items, others)
                 if n:
