@@ -31,7 +31,6 @@ FIELD_NAMES = ("field_identifier", "property_identifier")
 # Composite literals (Go) whose keys are expressions (a map's), not the fields of a struct.
 MAP_LITERAL_TYPES = ("map_type",)
 
-
 # Nested scopes that bind a name of their own inside a function (the other grammars): a closure's or
 # a nested function's parameters, a Rust match arm's pattern, an ``if let`` / ``while let``
 # pattern (its block), a JavaScript ``catch (e)``. The function's local of that name is not the
@@ -39,6 +38,8 @@ MAP_LITERAL_TYPES = ("map_type",)
 PATTERN_SCOPES = ("match_arm",)
 LET_CONDITIONS = ("let_condition",)
 CATCH_CLAUSES = ("catch_clause",)
+
+
 def scope_of(parsed: ParsedDoc | None, start: int, *, outside_its_name: bool = False) -> tuple[int, int] | None:
     """Code-point span of the innermost function enclosing ``start`` (None: module level). With
     ``outside_its_name``, a function whose own name stands at ``start`` does not count: a
@@ -218,6 +219,7 @@ def both_imported(home: DocState, old: str, new: str) -> bool:
     oldest = home.history[-1] if home.history else home.text
     imports = "\n".join(line for line in oldest.split("\n") if IMPORT_LINE.match(line))
     return word_in(old, imports) and word_in(new, imports)
+
 
 def _binds_in(node, old: str, b) -> bool:
     """``node`` (a parameter list or a pattern) binds ``old``: an identifier of that name in it that

@@ -217,7 +217,6 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
 
 
 
-
 # ---------------------------------------------------------------------------- model only
 def drop_candidates(model: EditModel, query: NextEditQuery, parsed: list[ParsedDoc], edited: list[ParsedDoc],
                     cancel) -> list[Candidate]:

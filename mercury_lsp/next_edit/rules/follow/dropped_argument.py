@@ -4,9 +4,10 @@ from a signature, a local or constant deleted — leave the calls still passing 
 A name is *unbound* by the newest edit when the language's query file (``symbols``) finds fewer
 definitions and parameters of it after the edit than before, one of them inside the edited
 region, none is left in the enclosing function (the document, at the top level), and the edit
-did not rename it (a rename is NE101's). References inside a nested scope that binds the name
-itself (a closure's parameter, a match arm's pattern: ``scopes.rebinding_spans``) are not its. Its remaining references that are a whole argument of a call (in the enclosing function
-for a parameter or local, in the document otherwise) are removed with their comma.
+did not rename it (a rename is NE101's). Its remaining references that are a whole argument of a
+call (in the enclosing function for a parameter or local, in the document otherwise) are removed
+with their comma — not those inside a nested scope that binds the name itself (a closure's
+parameter, a match arm's pattern: ``scopes.rebinding_spans``).
 
 **Why.** An argument naming a binding that is gone no longer compiles; the call passed it for
 the parameter or local the user just removed.

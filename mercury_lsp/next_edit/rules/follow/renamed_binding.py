@@ -4,8 +4,8 @@
 or the renames read line by line over the whole recent history) is followed at the occurrences
 tied to the edited binding (``steps.locate``): scope-aware for parameters and locals (a nested
 scope that rebinds the name is skipped — in every grammar a closure's or nested function's own
-parameter, a Rust match arm's or ``if let``'s pattern, a ``catch (e)``; attribute and keyword-argument names are not
-variables), module-wide for module-level definitions and, through the language's export
+parameter, a Rust match arm's or ``if let``'s pattern, a ``catch (e)``; attribute and
+keyword-argument names are not variables), module-wide for module-level definitions and, through the language's export
 machinery (``exports``: ``__all__``, re-exports, ``pub use``, ``pkg.Old``, export lists,
 ``module.exports``), in the documents that import them; every ``x.name`` across the open
 documents for attributes and methods. Where only a string names the definition

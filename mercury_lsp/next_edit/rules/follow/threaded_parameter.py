@@ -36,6 +36,7 @@ from mercury_lsp.next_edit.tree import ParsedDoc, walk
 
 MAX_TIED_CALLS = 1  # two calls passing as many of the parameters: no telling which one it is for
 BODY_FIELDS = ("body", "value")  # a definition's body (an arrow function's expression body)
+MAX_BODY_DEPTH = 3  # a variable or member holding the function (``const f = (a) => ...``): a few levels
 IDENTIFIERS = ("identifier",)
 CALLEE_PATH = re.compile(r"[\w$]+$")  # the callee's own name: ``new`` of ``Ticket::new``, ``sub`` of ``re.sub``
 
@@ -51,7 +52,7 @@ def _added(old: Signature, new: Signature) -> str | None:
 
 def _body(func):
     node = func
-    for _ in range(3):  # a variable or member holding the function (``const f = (a) => ...``)
+    for _ in range(MAX_BODY_DEPTH):
         body = next((c for f in BODY_FIELDS if (c := node.child_by_field_name(f)) is not None), None)
         if body is None:
             return None

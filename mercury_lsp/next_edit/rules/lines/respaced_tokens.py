@@ -16,8 +16,10 @@ new line's indentation is the site's to choose); a line joined between two punct
 (``(`` and ``)``, ``,`` and ``{``: brackets and separators) is too common a shape to be the user's
 intent, and so is a space put between two of them; the left and right tokens of the other gaps are the pattern's anchor.
 
-**Why.** The token rules read an edit as its tokens, so a change of spacing alone gives them
-nothing, and NE304 continues one only on the lines right below. Commits that reformat do it
+**Why.** The repeat family's layout rules (``tokens._layout_rules``, NE204) anchor a respacing on
+up to ``LAYOUT_CONTEXT_TOKENS`` tokens of its line, so a sibling whose line differs before the gap
+(``-> Markup:`` beside ``-> str:``) is not matched; NE304 continues one only on the lines right
+below. Here the anchor is the gap's two tokens alone, gated by what the gap says. Commits that reformat do it
 everywhere: the stubs of a ``Protocol`` across its file and the test doubles of another, every
 ``)  {`` a hand edit left.
 
@@ -34,7 +36,8 @@ from dataclasses import dataclass
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import LINES_OTHER_DOCUMENT_PENALTY, RESPACED_TOKENS
-from mercury_lsp.next_edit.text import TOKEN, changed_lines
+from mercury_lsp.next_edit.rules.repeat.tokens import tokenize
+from mercury_lsp.next_edit.text import changed_lines
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.syntax import is_textual
 
@@ -63,10 +66,6 @@ class Gap:
         return re.compile(lead + re.escape(self.left) + "(" + gap + ")" + re.escape(self.right) + tail)
 
 
-def _tokens(text: str) -> list[re.Match]:
-    return list(TOKEN.finditer(text))
-
-
 def gap_changes(before: str, after: str) -> list[Gap]:
     """The gaps between tokens the edit ``before`` -> ``after`` respaced, when it changed nothing
     but spacing between tokens of its lines (module docstring); [] otherwise."""
@@ -77,14 +76,14 @@ def gap_changes(before: str, after: str) -> list[Gap]:
     old, new = before[lo:hb], after[lo:ha]
     if old.count("\n") > MAX_EDIT_LINES or new.count("\n") > MAX_EDIT_LINES:
         return []
-    a, b = _tokens(old), _tokens(new)
-    if len(a) < 2 or [m.group() for m in a] != [m.group() for m in b]:
+    a, b = tokenize(old), tokenize(new)
+    if len(a) < 2 or [t.text for t in a] != [t.text for t in b]:
         return []
     gaps = []
     for i in range(len(a) - 1):
-        ga, gb = old[a[i].end():a[i + 1].start()], new[b[i].end():b[i + 1].start()]
+        ga, gb = old[a[i].end:a[i + 1].start], new[b[i].end:b[i + 1].start]
         if ga != gb:
-            gaps.append(Gap(a[i].group(), a[i + 1].group(), ga, gb))
+            gaps.append(Gap(a[i].text, a[i + 1].text, ga, gb))
     if not gaps or len(gaps) > MAX_GAPS:
         return []
     return [g for g in gaps if _telling(g)]
@@ -120,11 +119,12 @@ def run(ctx: RuleContext) -> list[Prediction]:
     if not gaps:
         return []
     opts, query = ctx.options, ctx.query
+    patterns = [(g, g.pattern()) for g in gaps]
     out: list[Prediction] = []
     for d in ctx.same_language(ex.doc):
         text, parsed = d.text, ctx.by_uri.get(d.uri)
-        for g in gaps:
-            for m in g.pattern().finditer(text):
+        for g, pattern in patterns:
+            for m in pattern.finditer(text):
                 s, e = m.span(1)
                 if _in_text(parsed, m.start()):
                     continue
