@@ -178,6 +178,17 @@ def declaring_scopes(parsed: ParsedDoc | None, name: str, *, assignments: bool =
     return sorted(s for s in spans if s is not None)
 
 
+def local_only_scopes(parsed: ParsedDoc, name: str) -> list[tuple[int, int]]:
+    """Spans of the functions that bind ``name`` when every binding of it in the document is such
+    a function's (a parameter ``t``, a local); [] when the name is bound at the top level or not
+    at all. An identifier switched to such a name is that function's value, never a rename of a
+    module-level name (``log.Fatal`` -> ``t.Fatal`` in a test that takes ``t``)."""
+    text = parsed.doc.text
+    spans = {scope_of(parsed, m.start(), outside_its_name=True)
+             for m in re.finditer(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", text) if binds(parsed, m.start(), name)}
+    return [] if None in spans else sorted(spans)
+
+
 def binds(home: ParsedDoc, offset: int, name: str) -> bool:
     """The occurrence of ``name`` at ``offset`` defines, declares or is assigned to."""
     if binding_kind(home, home.doc.text, offset) != "use":

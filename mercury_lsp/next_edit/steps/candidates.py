@@ -37,6 +37,7 @@ from mercury_lsp.next_edit.scopes import (
     declared_elsewhere,
     distinctive,
     fresh_name,
+    local_only_scopes,
     redeclared,
     scope_of,
 )
@@ -177,6 +178,11 @@ def _sites(parsed: list[ParsedDoc], home: ParsedDoc, start: int, old: str, new: 
         sites, role = rename_sites_python(parsed, home, node, old)
     else:
         sites, role = rename_sites_generic(parsed, home, node, old)
+    if role == "document" or role.startswith("module-level"):
+        local = local_only_scopes(home, new)
+        if local:  # a document-wide name switched to a function's own value: that function's uses only
+            sites = [(p, n) for p, n in sites if p is home and any(lo <= p.b.char(n.start_byte) < hi for lo, hi in local)]
+            return sites, "document", Reach()
     return sites, role, reach(parsed, home, node, old, new, grammars)
 
 

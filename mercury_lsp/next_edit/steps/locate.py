@@ -9,6 +9,7 @@ Otherwise the model-only path (``drop_candidates``) takes identifiers whose like
 
 from __future__ import annotations
 
+from mercury_lsp.next_edit.members import ambiguous, family, literal_keys, owner_at, tied
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
 from mercury_lsp.next_edit.scopes import (
     FUNCTION_SCOPES,
@@ -173,11 +174,27 @@ def rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str
         for p in parsed:
             if p.doc.grammar == home.doc.grammar:
                 sites.extend((p, n) for n in _attribute_occurrences(p.tree.root_node, old, p.b))
-        return sites, role
+        return member_sites(parsed, home, node, old, sites), role
     if scope is not None:
         return [(home, n) for n in variable_occurrences(scope, old, b)], role
     # module-level: the other documents are reached through the export machinery (``exports``)
     return [(home, n) for n in variable_occurrences(home.tree.root_node, old, b)], "module-level " + role
+
+
+def member_sites(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str, sites: list) -> list:
+    """A renamed member's ``sites`` (every ``x.old`` of the grammar's documents), kept to those the
+    syntax ties to the renamed member's type and its subclasses once another type declares a member
+    named ``old`` too (``members``); with the keys of the type's Go struct literals."""
+    got = owner_at(home, node)
+    if got is None or got[1]:  # no owner the syntax names, or an interface's / trait's member
+        return sites
+    grammar = home.doc.grammar
+    owners = family(parsed, grammar, got[0])
+    if ambiguous(parsed, grammar, old, owners):
+        sites = [(p, n) for p, n in sites if tied(p, n, owners)]
+    if grammar == "go":
+        sites += [(p, n) for p in parsed if p.doc.grammar == grammar for n in literal_keys(p, owners, old)]
+    return sites
 
 
 def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
@@ -194,8 +211,8 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
         func = func.parent
     if kind in ("field_identifier", "property_identifier"):
         docs = [p for p in parsed if p.doc.grammar == home.doc.grammar]
-        return [(p, n) for p in docs for n in walk(p.tree.root_node)
-                if n.type == kind and p.b.node_text(n) == old], "member"
+        sites = [(p, n) for p in docs for n in walk(p.tree.root_node) if n.type == kind and p.b.node_text(n) == old]
+        return member_sites(parsed, home, node, old, sites), "member"
     scope = func if declared and func is not None else home.tree.root_node
     # a variable, never the name of a struct literal's field (``Report{title: title}``)
     sites = [(home, n) for n in walk(scope) if n.type == kind and home.b.node_text(n) == old

@@ -5,7 +5,7 @@ of the old name follow — never inside the new name's own definition.
 another, the rest of the line unchanged but for punctuation (``izip(a, b)`` -> ``zip(a, b)``,
 ``options.skip`` -> ``opts.skip``, ``t.Protocol`` -> ``te.Protocol``, ``self.eof()`` ->
 ``self.parse_whitespace()``), where the old name is still in use and the switched name binds nothing there (a rename is
-NE101's and NE201's), and the new one is *adopted*: absent from the document before the recent
+NE101's and NE201's: a variable's binding, a member's declaration or ``self.name = ...``), and the new one is *adopted*: absent from the document before the recent
 edits (a new import, a helper, or a local made from the old name: ``var opts = options || {}``),
 or switched to by two edits already. Its other uses become the new name:
 
@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass
 
 from mercury_lsp.next_edit.examples import Example, to_current
+from mercury_lsp.next_edit.members import declares
 from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
@@ -185,8 +186,8 @@ def _sites(home: ParsedDoc, sw: Switch, repeated: bool) -> list[tuple[int, int]]
         return None  # the old name is gone: a rename, the rename rules' to follow
     if len(sw.old) < MIN_NAME_CHARS and (sw.tail or sw.member is None):
         return None  # a one-letter name switched is a module alias's member ('t.Protocol') or nothing
-    if binds(home, sw.at, sw.new) or _defines(home, sw.at):
-        return None  # the switch renamed a binding: a rename (NE101, NE201), the old name to be bound anew
+    if binds(home, sw.at, sw.new) or _defines(home, sw.at) or declares(home, sw.at):
+        return None  # the switch renamed a binding or a member: a rename (NE101, NE201), the old name to be bound anew
     new_binding = _binding(home, sw.new)
     if new_binding is not None and not new_binding[2] and not _names(sw.old, text[new_binding[0]:new_binding[1]]):
         return None  # a local that is not made from the old name (``var opts = options || {}``) is another value

@@ -3,7 +3,9 @@ above its siblings of the same shape.
 
 **What.** The newest edits (``EXAMPLES``) are read for whole lines inserted above a definition
 that are all attribute lines of the grammar (``ATTRIBUTE``: Python and TypeScript decorators,
-Rust's ``#[...]``, Go's ``//go:`` directives), at most ``MAX_INSERTED_LINES``. The definition's
+Rust's ``#[...]``, Go's ``//go:`` directives), finished (their brackets closed, none the start of a
+longer attribute line of the document: a half-typed ``#[cfg(target_endian`` or ``@pytest.mark``
+is NE502's to complete), at most ``MAX_INSERTED_LINES``. The definition's
 *shape* is its head line's indentation and kind (the tree's node there: a method, a function, a
 field, an enum variant; a line inside a macro has the head's keywords instead) and the attribute
 lines that stood next to the insertion (``#[cfg(feature = "std")]`` above, a
@@ -90,7 +92,9 @@ def run(ctx: RuleContext) -> list[Prediction]:
             continue
         for change in line_changes(ex.before, ex.after):
             lines = [x for x in change.inserted if x.strip()]
-            if change.deleted or not lines or len(lines) > MAX_INSERTED_LINES or not all(attr.match(x) for x in lines):
+            if change.deleted or not lines or len(lines) > MAX_INSERTED_LINES \
+                    or not all(attr.match(x) and _complete(x, grammar) for x in lines) \
+                    or _prefix_of_another(lines, home.doc.text, attr):
                 continue
             at = to_current(ex, change.at)
             shape = _shape(home, at, len(change.inserted), attr, grammar) if at is not None else None
@@ -113,6 +117,25 @@ def run(ctx: RuleContext) -> list[Prediction]:
                 out.append(Prediction(d.doc.uri, s, s, new, round(max(conf, 0.0), 6),
                                       "the same attribute above this sibling definition", RULE.kind, "syntax", ""))
     return out
+
+
+def _complete(line: str, grammar: str) -> bool:
+    """An attribute line the user has finished: its brackets closed (``#[cfg(target_endian`` or
+    ``@pytest.mark.`` half typed is no attribute yet to repeat: NE502 finishes it)."""
+    depth = 0
+    for ch in line:
+        depth += (ch in "([{") - (ch in ")]}")
+        if depth < 0:
+            return False
+    code = line.strip()
+    return depth == 0 and not code.endswith(".") and (grammar != "rust" or code.endswith("]"))
+
+
+def _prefix_of_another(inserted: list[str], text: str, attr: re.Pattern) -> bool:
+    """An inserted line is the start of a longer attribute line of the document (``@pytest.mark``
+    of ``@pytest.mark.benchmark()``): the user is still typing it."""
+    written = {line.strip() for line in text.split("\n") if attr.match(line)}
+    return any(w != x.strip() and w.startswith(x.strip()) for x in inserted for w in written)
 
 
 def _lines(text: str) -> tuple[list[int], list[str]]:

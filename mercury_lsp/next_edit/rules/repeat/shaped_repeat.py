@@ -16,7 +16,11 @@ site is taken only when
 * the holes are one-to-one (two example tokens never become one site token, nor one two);
 * the site shares at least as many names and strings with the example as it has holes (a line
   of punctuation and one shared keyword reads like any other);
-* the new text differs from the site's.
+* the new text differs from the site's;
+* a name the rewrite brings that only some functions bind (a parameter just added) is bound
+  where the site stands;
+* the rewrite is not one name renamed where it is bound or declared (``self.count = 0`` ->
+  ``self.total = 0``): the rename rules follow a rename by its scope and its member's owner.
 
 Only the nearest such site below the edit, within ``MAX_DISTANCE_LINES`` lines, is offered: the
 rule is a guess at the user's next stop, not a search-and-replace (NE204 repeats the identical
@@ -37,10 +41,14 @@ from __future__ import annotations
 
 import re
 
+from mercury_lsp.next_edit.examples import Example, to_current
+from mercury_lsp.next_edit.members import declares
+from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import SHAPED_REPEAT
-from mercury_lsp.next_edit.text import KEYWORDS, QUOTED, TOKEN, changed_lines, indent_of, shared_ends
+from mercury_lsp.next_edit.scopes import binds, local_only_scopes
+from mercury_lsp.next_edit.text import KEYWORDS, QUOTED, TOKEN, changed_lines, diff_region, indent_of, shared_ends
 from mercury_lsp.text import line_starts_of
 
 # A string literal is one token (a hole is the whole string), anything else as ``TOKEN`` reads it.
@@ -115,6 +123,31 @@ def reindented(text: str, old_indent: str, new_indent: str) -> str | None:
     return "\n".join(new_indent + line[len(old_indent):] if line.strip() else line for line in lines)
 
 
+def _renames_binding(ctx: RuleContext, ex: Example, example: list[str], rewritten: list[str]) -> bool:
+    """The rewrite replaced one name where it is bound or a member declared (``self.count = 0``
+    -> ``self.total = 0``): a rename, whose sites the rename rules find by scope and owner — a
+    sibling line of another binding or another class's member is not one of them."""
+    head, tail = shared_ends(example, rewritten)
+    if len(example) - head - tail != 1 or len(rewritten) - head - tail != 1 or _kind(rewritten[head]) != "name":
+        return False
+    home = ctx.by_uri.get(ex.doc.uri)
+    at = to_current(ex, diff_region(ex.before, ex.after)[0])
+    if home is None or at is None or not ex.doc.text.startswith(rewritten[head], at):
+        return False
+    return binds(home, at, rewritten[head]) or declares(home, at)
+
+
+def _brought_locals(home, ex: Example, lo: int, hi: int, example: set[str]) -> list[list[tuple[int, int]]]:
+    """For each name the rewrite ``ex.after[lo:hi]`` brings into code (not in a comment or a
+    string) that only some functions bind (a parameter just added), those functions' spans: a
+    site outside them would use a name it does not have."""
+    if home is None or ex.after != home.doc.text:
+        return []
+    names = {m.group() for m in SHAPE_TOKEN.finditer(ex.after, lo, hi)
+             if m.group() not in example and _kind(m.group()) == "name" and not non_code(home, m.start())}
+    return [spans for spans in (local_only_scopes(home, n) for n in sorted(names)) if spans]
+
+
 def run(ctx: RuleContext) -> list[Prediction]:
     """The newest rewrite's next sibling below it (module docstring)."""
     if not ctx.examples or ctx.examples[0].index != 0:
@@ -135,9 +168,11 @@ def run(ctx: RuleContext) -> list[Prediction]:
     if len(example) < MIN_TOKENS:
         return []
     rewritten = SHAPE_TOKEN.findall(new)
-    if len(new_lines) == n and not _deletes(example, rewritten):
+    if len(new_lines) == n and not _deletes(example, rewritten) or _renames_binding(ctx, ex, example, rewritten):
         return []
     carried = set(rewritten)
+    new_lo = lo + sum(len(line) + 1 for line in ex.after[lo:new_end].split("\n")[:lead])
+    local = _brought_locals(ctx.by_uri.get(ex.doc.uri), ex, new_lo, new_lo + len(new), set(example))
     text = ex.doc.text
     lines = text.split("\n")
     starts = line_starts_of(text)
@@ -151,6 +186,8 @@ def run(ctx: RuleContext) -> list[Prediction]:
         if filled is None or filled == site:
             continue
         start = starts[i]
+        if any(not any(lo <= start < hi for lo, hi in spans) for spans in local):
+            continue
         names = ", ".join(f"'{a}' -> '{b}'" for a, b in found.items())
         return [Prediction(ex.doc.uri, start, start + len(site), filled, SHAPED_REPEAT.value,
                            f"the next lines below read as the ones just rewritten ({names}): the same rewrite",

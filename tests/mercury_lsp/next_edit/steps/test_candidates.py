@@ -106,3 +106,42 @@ def test_a_definition_renamed_as_its_visibility_changes_is_a_rename_typescript_a
     after = src.replace("pub struct Parser {", "struct RawParser {")
     preds = ask("file:///lib.rs", after, (src,), "rust", cursor=after.index("RawParser"))
     assert applied(after, preds) == after.replace("-> Parser", "-> RawParser").replace("    Parser {", "    RawParser {")
+
+
+SWITCH_GO = '''package toml
+
+import (
+	"log"
+	"testing"
+)
+
+func TestA() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+	log.Print("x")
+}
+
+func ExampleB() {
+	log.Fatal("y")
+}
+'''
+
+
+def test_switch_to_a_new_parameter_stays_in_the_function_that_binds_it():
+    """``log.Fatal`` -> ``t.Fatal`` once the test takes ``t``: the function's other ``log`` uses
+    follow, never an example function's, which has no ``t``."""
+    mid = SWITCH_GO.replace("func TestA() {", "func TestA(t *testing.T) {")
+    after = mid.replace("\t\tlog.Fatal(err)", "\t\tt.Fatal(err)")
+    preds = ask("file:///a_test.go", after, (mid, SWITCH_GO), "go")
+    got = apply_edits(after, [(p.start, p.end, p.new_text) for p in preds])
+    assert 't.Print("x")' in got and 'log.Fatal("y")' in got and '"log"' in got
+
+
+def test_switch_to_a_new_python_parameter_stays_in_its_function():
+    before = 'import logging\n\n\ndef run():\n    logging.info("a")\n    logging.warning("b")\n\n\ndef other():\n    logging.info("c")\n'
+    mid = before.replace("def run():", "def run(logging_):")
+    after = mid.replace('logging.info("a")', 'logging_.info("a")')
+    preds = ask("file:///a.py", after, (mid, before), "python")
+    got = apply_edits(after, [(p.start, p.end, p.new_text) for p in preds])
+    assert 'logging.info("c")' in got and "import logging\n" in got

@@ -117,3 +117,11 @@ def test_a_rust_item_gated_by_the_same_attribute_matches_whatever_its_kind_and_d
     out = ne.applied(after, edits(d), d.uri)
     assert '#[cfg(feature = "std")]\n' + ATTR.strip() + "\nimpl From<io::Error>" in out
     assert ATTR.strip() + "\nimpl Display" not in out
+
+
+def test_a_half_typed_attribute_is_not_repeated_rust_and_python():
+    after = RS.replace('    #[cfg(feature = "std")]\n    pub fn chain', '    #[cfg(feature = "std")]\n'
+                       + '    #[cfg_attr(doc_cfg, doc(cfg(feature\n' + "    pub fn chain", 1)
+    assert edits(ne.doc("file:///error.rs", after, (RS,), (1.0,), grammar="rust")) == []
+    after = PY.replace('    @pytest.mark.parametrize("cls", [C2', '    @pytest.mark\n    @pytest.mark.parametrize("cls", [C2')
+    assert edits(ne.doc("file:///test_functional.py", after, (PY,), (1.0,))) == []

@@ -67,3 +67,19 @@ def test_a_hole_the_rewrite_replaced_or_reordered_tokens_offer_nothing():
     src = "x = f(a, 1)\ny = f(b, 1)\n"
     after = "import os\n" + src
     assert rule_edits(shaped_repeat.RULE, doc("file:///m.py", after, (src,), (1.0,))) == []
+
+
+def test_a_rename_of_a_member_is_not_repeated_at_another_class_python():
+    before = ("class Base:\n    def __init__(self):\n        self.count = 0\n\n\n"
+              "class Other:\n    def __init__(self):\n        self.count = 5\n")
+    after = before.replace("self.count = 0", "self.total = 0")
+    assert rule_edits(shaped_repeat.RULE, doc("file:///m.py", after, (before,), (1.0,))) == []
+
+
+def test_a_name_only_one_function_binds_is_not_carried_to_another_go():
+    before = ('package p\n\nfunc TestA() {\n\tlog.Print("a")\n}\n\n'
+              'func ExampleB() {\n\tlog.Print("c")\n}\n\nfunc TestC(t *testing.T) {\n\tlog.Print("d")\n}\n')
+    mid = before.replace("func TestA() {", "func TestA(t *testing.T) {")
+    after = mid.replace('\tlog.Print("a")', '\tt.Log("a")')
+    preds = rule_edits(shaped_repeat.RULE, doc("file:///p_test.go", after, (mid, before), (2.0, 1.0), grammar="go"))
+    assert [after[p.start:p.end] for p in preds] == ['\tlog.Print("d")']  # TestC takes a t, ExampleB none
