@@ -29,6 +29,14 @@ def non_code(parsed: ParsedDoc | None, start: int) -> bool:
     return _prose_node(parsed, start) is not None
 
 
+def inserts_into_prose(parsed: ParsedDoc | None, offset: int) -> bool:
+    """Text inserted at ``offset`` extends a comment or a string: the character before it is one
+    (an insertion at a line's end stands past the comment it extends), unless that is a string
+    literal that closes right there — ``runpytest('-v')`` + ``, '-p', 'no:asyncio'`` is code."""
+    node = _prose_node(parsed, max(offset - 1, 0))
+    return node is not None and (node.type in COMMENTS or parsed.b.char(node.end_byte) != offset)
+
+
 def prose_span(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
     """Code-point span of the string or comment at ``start`` (a comment with the comments on the
     lines next to it); None in code."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from mercury_lsp.next_edit.prose import non_code
+from mercury_lsp.next_edit.prose import inserts_into_prose, non_code
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.next_edit.rules.repeat.tokens import BOL, CONTEXT_TOKENS, EOL, WILD, TokenRule
 from mercury_lsp.next_edit.text import indent_of
@@ -96,9 +96,9 @@ def match_sites(rule: TokenRule, doc: DocState, parsed: ParsedDoc | None, in_cod
         e = m.start(3) + len(m.group(3)) - len(m.group(3).lstrip()) if rule.trail else m.end(2)
         # where code or comment is told: the deleted run, else the lead's last character (an
         # insertion at a line's end stands past the comment it extends)
-        probe = (m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())) if rule.deleted and not rule.quote_flip
-                 else max(s - 1, 0))
-        if non_code(parsed, probe) == in_code:
+        prose = (non_code(parsed, m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip())))
+                 if rule.deleted and not rule.quote_flip else inserts_into_prose(parsed, s))
+        if prose == in_code:
             continue
         line_start = text.rfind("\n", 0, s) + 1
         line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else len(text)]

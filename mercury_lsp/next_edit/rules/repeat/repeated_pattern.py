@@ -24,7 +24,9 @@ function's argument list repeats in that function's lists only; a change of one 
 identical lines repeats at the same one of each such pair (``_twin_side``); an insertion is never repeated where its text already stands beside
 the place (``_already_there``: the place was changed already, or the example's own place); text naming a local
 of the example's function is not repeated where that name is unknown (another document,
-another function).
+another function). Text inserted right after a string literal closes is code, not the string's
+prose (``runpytest('-v')`` + ``, '-p', 'no:asyncio'``), and an anchor shorter than
+``MIN_PATTERN_CHARS`` reaches back on its line to the nearest name (``tokens``).
 
 **Why.** A commit repeats one change at many places (a call wrapped, an argument added, an
 ``except`` modernised); the anchors say where it applies.
@@ -44,7 +46,15 @@ from mercury_lsp.next_edit.rules.base import Rule, RuleContext, family_member
 from mercury_lsp.next_edit.rules.confidence import PATTERN
 from mercury_lsp.next_edit.rules.repeat import next_pattern_site
 from mercury_lsp.next_edit.rules.repeat.patterns import Site, backed_off, match_sites
-from mercury_lsp.next_edit.rules.repeat.tokens import BOL, EOL, FAMILY, WILD, TokenRule, keyword_shape
+from mercury_lsp.next_edit.rules.repeat.tokens import (
+    BOL,
+    EOL,
+    FAMILY,
+    MIN_PATTERN_CHARS,
+    WILD,
+    TokenRule,
+    keyword_shape,
+)
 from mercury_lsp.next_edit.scopes import binding_kind, binds, scope_of, word_in
 from mercury_lsp.next_edit.text import IDENT, IMPORT_LINE, KEYWORDS, TOKEN, diff_region, line_bounds
 from mercury_lsp.next_edit.tree import ParsedDoc
@@ -53,7 +63,6 @@ from mercury_lsp.next_edit.tree import ParsedDoc
 BUILTIN_TYPES = frozenset("""string number boolean bigint any unknown never void object symbol int float
 bool str bytes dict list tuple set int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 float32 float64
 byte rune error usize isize u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 char String Vec Option Result""".split())
-MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
 CALLEE = re.compile(r"([\w$]+)\s*$")  # the name just before an opening parenthesis
 COMMON_NAME_USES = 8  # a name used this often in the document is no distinctive anchor ('err', 'self')
 # A generic pattern (``generic``) matching this many places or more keeps only the places whose

@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 
 from mercury_lsp.next_edit.examples import Example, to_current
-from mercury_lsp.next_edit.prose import non_code
+from mercury_lsp.next_edit.prose import inserts_into_prose, non_code
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import RuleContext
 from mercury_lsp.next_edit.rules.confidence import (
@@ -91,7 +91,8 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
         home_parsed = ctx.by_uri.get(home.uri)
         lo, hi = rule.edit_span
         at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
-        in_code = not non_code(home_parsed, at if rule.deleted and not rule.quote_flip or not rule.lead else max(lo - 1, 0))
+        in_code = not (non_code(home_parsed, at) if rule.deleted and not rule.quote_flip or not rule.lead
+                       else inserts_into_prose(home_parsed, lo))
         if "\n" in rule.inserted.strip("\n") and not rule.layout:
             continue  # multi-line text is rarely repeated verbatim (a re-spacing of tokens is)
         if rule.layout and not in_code:

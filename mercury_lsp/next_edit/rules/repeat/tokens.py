@@ -29,6 +29,10 @@ CONTEXT_TOKENS = 3  # anchor tokens kept on each side of a change
 # the nearest name of the user's code, at most this many tokens: an insertion must be anchored on
 # a name (``repeated_pattern``), and the name that is there says where it repeats.
 NAMED_LEAD_TOKENS = 8
+# The same reach back when the anchors and the deleted run are shorter than this (the smallest
+# pattern ``repeated_pattern`` searches for): ``'-v'`` + ``, '-p', 'no:asyncio'`` is anchored on
+# ``- v '`` (a string's contents), four characters; ``runpytest('-v'`` says where it repeats.
+MIN_PATTERN_CHARS = 8  # shorter patterns ('(' -> '[') match too much to be a user's intent
 # A layout rule's tokens are mostly punctuation ('-> X: ...'): more of its line anchors it.
 LAYOUT_CONTEXT_TOKENS = 6
 QUOTES = frozenset("'\"`")  # what opens a string literal (``quote_flip``)
@@ -110,7 +114,9 @@ def rules_from_edit(before: str, after: str) -> list[TokenRule]:
         trail = [t for t in ta[i2:i2 + CONTEXT_TOKENS] if "\n" not in before[there:t.start]]
         if not lead and not trail:
             continue
-        if (i1 == i2 and len(lead) == CONTEXT_TOKENS and 0 < j1 < j2 and not any(_names(t.text) for t in lead + trail)
+        short = sum(len(t.text) for t in lead + ta[i1:i2] + trail) < MIN_PATTERN_CHARS
+        if (i1 == i2 and len(lead) == CONTEXT_TOKENS and 0 < j1 < j2
+                and (short or not any(_names(t.text) for t in lead + trail))
                 and "\n" not in after[tb[j1 - 1].end:tb[j2].start if j2 < len(tb) else tb[j2 - 1].end]):
             lead = _named_lead(before, ta, i1, here) or lead
         # the inserted text spans from the end of the lead anchor to the start of the trail anchor

@@ -283,3 +283,30 @@ def test_a_string_replaced_by_a_name_repeats_where_the_same_string_stands_python
     after = src.replace("get('HOME', '/')", "get(HOME_VARIABLE, '/')", 1)
     preds = ask(doc("file:///a.py", after, (src,), (1.0,)))
     assert applied(after, preds, "file:///a.py") == src.replace("get('HOME', '/')", "get(HOME_VARIABLE, '/')")
+
+
+def test_string_arguments_appended_after_a_string_repeat_at_the_same_calls():
+    """``runpytest('-v')`` -> ``runpytest('-v', '-p', 'no:asyncio')``: the anchor inside the string
+    (``- v '``) is too short, so the lead reaches back to the callee; and text inserted right after
+    a string closes is code, not the string's prose (a sentence, which would not be repeated)."""
+    src = ("def test_a(testdir):\n    result = testdir.runpytest('-v')\n    result.ok()\n\n\n"
+           "def test_b(testdir):\n    result = testdir.runpytest('-v')\n    result.ok()\n")
+    after = src.replace("runpytest('-v')", "runpytest('-v', '-p', 'no:asyncio')", 1)
+    assert applied(after, run(after, src)[0].predictions, "file:///a.py") == src.replace(
+        "runpytest('-v')", "runpytest('-v', '-p', 'no:asyncio')")
+
+
+def test_an_argument_appended_after_a_string_repeats_in_javascript():
+    src = ("test('a', () => {\n  run(\"-x\");\n});\n\n"
+           "test('b', () => {\n  run(\"-x\");\n});\n")
+    after = src.replace('run("-x")', 'run("-x", "--no-color", opts)', 1)
+    d = doc("file:///t.js", after, (src,), (1.0,), grammar="javascript")
+    assert applied(after, ask(d), d.uri) == src.replace('run("-x")', 'run("-x", "--no-color", opts)')
+
+
+def test_words_appended_inside_a_string_are_still_prose():
+    """Inserted before the closing quote, the words extend the string: a sentence of its own, no
+    token change NE204 repeats (the same whole line is NE207's, a rewrite of lines)."""
+    src = "a = log('could not read')\nb = log('could not read')\n"
+    after = src.replace("'could not read'", "'could not read the whole file'", 1)
+    assert [p.rule for p in run(after, src)[0].predictions] == ["NE207"]
