@@ -3,6 +3,8 @@ prose — a string, or a run of comments on consecutive lines — for edits made
 
 from __future__ import annotations
 
+import re
+
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 # Node types (any grammar) whose identifiers are not code: comments and string contents.
@@ -50,3 +52,48 @@ def prose_span(parsed: ParsedDoc | None, start: int) -> tuple[int, int] | None:
         while (n := hi.next_sibling) is not None and n.type in COMMENTS and n.start_point[0] <= hi.end_point[0] + 1:
             hi = n
     return parsed.b.char(lo.start_byte), parsed.b.char(hi.end_byte)
+
+
+def mentions(parsed: ParsedDoc, name: str, new: str) -> list[tuple[int, int]]:
+    """Code-point spans of ``name`` spelt as code in the document's comments and Python docstrings:
+    in backticks or called (`` `name` ``, ``name(``, ``@name(MyMeta)`` in a usage example), or the
+    first word of the comment right above the line that spells it, or its ``new`` name (``// Name
+    does ...`` above ``func Name``, renamed). A bare
+    word elsewhere is left alone even when no sentence would use it as a word (``Defaults to
+    UnknownFlagsHandlingErrorOnUnknown.``): on the tuning sets such words were left unchanged by
+    the commits that renamed the name. Other strings are left out: a string that spells a name is
+    a registry (its note is ``exports``'), one that holds it among words is a message."""
+    text = parsed.doc.text
+    out = []
+    for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text):
+        node = _prose_node(parsed, m.start())
+        if node is None or not (node.type in COMMENTS or _docstring(node)):
+            continue
+        if text[m.start() - 1:m.start()] == "`" or text[m.end():m.end() + 1] in ("`", "(") \
+                or node.type in COMMENTS and _leads_doc_comment(parsed, node, m.start(), (name, new)):
+            out.append((m.start(), m.end()))
+    return out
+
+
+def _leads_doc_comment(parsed: ParsedDoc, node, at: int, names: tuple[str, ...]) -> bool:
+    """The word at ``at`` opens a comment whose run of comments stands right above a line that
+    spells one of ``names`` (Go's doc comments, ``// Name does ...`` above ``func Name``)."""
+    text = parsed.doc.text
+    if text[parsed.b.char(node.start_byte):at].strip("/*#! \t"):
+        return False
+    hi = node
+    while (n := hi.next_sibling) is not None and n.type in COMMENTS and n.start_point[0] == hi.end_point[0] + 1:
+        hi = n
+    below = hi.next_sibling
+    if below is None or below.start_point[0] != hi.end_point[0] + 1:
+        return False
+    line = text[parsed.b.char(below.start_byte):].split("\n", 1)[0]
+    return any(re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", line) for n in names)
+
+
+def _docstring(node) -> bool:
+    """A Python string standing alone as a statement (a module's, class's or function's docstring,
+    or an attribute's)."""
+    parent = node.parent
+    return node.type == "string" and parent is not None and parent.type == "expression_statement" \
+        and parent.named_child_count == 1

@@ -55,6 +55,8 @@ class Candidate:
     # a hole's text when the model fills nothing: the call with each new argument a placeholder
     # named after its parameter (``preamble(w, name)``)
     placeholder: str | None = None
+    # a rename's mention in a comment or docstring (``prose.mentions``: NE117's), not code (NE101's)
+    mention: bool = False
 
 
 @dataclass

@@ -227,9 +227,14 @@ def both_imported(home: DocState, old: str, new: str) -> bool:
     the user choosing the other import there, not renaming it — renaming would rewrite the import
     line to a duplicate and every other use of the first. (``fresh_name`` reads only the function
     around a rename: the module's imports are outside it.)"""
+    return imported(home, old) and imported(home, new)
+
+
+def imported(home: DocState, name: str) -> bool:
+    """``name`` was brought by the document's import lines before the recent edits (a module, or a
+    name from one: no definition of the document's own)."""
     oldest = home.history[-1] if home.history else home.text
-    imports = "\n".join(line for line in oldest.split("\n") if IMPORT_LINE.match(line))
-    return word_in(old, imports) and word_in(new, imports)
+    return word_in(name, "\n".join(line for line in oldest.split("\n") if IMPORT_LINE.match(line)))
 
 
 def _binds_in(node, old: str, b) -> bool:

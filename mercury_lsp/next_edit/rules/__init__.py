@@ -44,6 +44,7 @@ from mercury_lsp.next_edit.rules.follow import (
     removed_import_name,
     removed_use,
     renamed_binding,
+    renamed_mention,
     sibling_entry,
     threaded_parameter,
 )
@@ -109,6 +110,7 @@ REGISTRY: tuple[Rule, ...] = (
     named_fields.RULE,
     documented_parameter.RULE,
     threaded_parameter.RULE,
+    renamed_mention.RULE,
     unimported_rename.RULE,
     unimported_use.RULE,
     removed_use.RULE,

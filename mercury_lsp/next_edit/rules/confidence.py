@@ -20,6 +20,8 @@ class Level:
 
 # ---------------------------------------------------------------------------- follow-ups (NE1xx)
 TIED_RENAME = Level(0.8, "the user's own new name at an occurrence the syntax ties to the renamed binding")
+RENAMED_MENTION = Level(0.5, "the old name in a comment or docstring of a renamed definition's document: "
+                        "prose may speak of the old thing on purpose (a changelog, a deprecation note)")
 SIGNATURE_CALL = Level(0.6, "a call's arguments rebuilt from the syntax: the argument copied from the "
                             "user's call may not fit every call")
 SIGNATURE_PLACEHOLDER = Level(0.3, "a call the signature change reaches, its new argument a placeholder "

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 
 from mercury_lsp.next_edit.exports import Reach, reach
+from mercury_lsp.next_edit.prose import mentions
 from mercury_lsp.next_edit.query import Candidate, NextEditQuery, Note
 from mercury_lsp.next_edit.scopes import (
     binds,
@@ -37,6 +38,7 @@ from mercury_lsp.next_edit.scopes import (
     declared_elsewhere,
     distinctive,
     fresh_name,
+    imported,
     local_only_scopes,
     redeclared,
     scope_of,
@@ -48,6 +50,9 @@ from mercury_lsp.next_edit.text import IMPORT_LINE, PATH_SEPARATORS, TOKEN, diff
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.syntax import Grammars
 
+# Renames whose name lives in one function (``locate``'s roles): a comment elsewhere that spells
+# the name speaks of another thing, so their mentions in prose are not followed.
+SCOPED_ROLES = frozenset(("local", "parameter", "keyword", "variable"))
 MAX_CHANGED_LINES = 200  # more lines changed than this is a rewrite, not read line by line
 # The span from the history's first change to its last, compared line by line (difflib hashes
 # lines: a few milliseconds); hunks far apart in one file (an enum renamed at line 143, its uses
@@ -202,6 +207,14 @@ def _candidates(sites, role: str, home: ParsedDoc, old: str, new: str,
         add(p, n, new, "" if p is home else " (another document)")
     for site in exported.sites if exported is not None else ():
         add(site.doc, site.node, site.text(old, new), f" ({site.why})")
+    if role not in SCOPED_ROLES and not imported(home.doc, old):  # a definition's or member's mentions in prose
+        docs = {id(p): p for p, _ in sites} | {id(home): home}
+        for p in docs.values():
+            for s, e in mentions(p, old, new):
+                if (p.doc.uri, s, e) not in seen and not (p is home and any(lo <= s < hi for lo, hi in skip)):
+                    seen.add((p.doc.uri, s, e))
+                    out.append(Candidate(p.doc.uri, s, e, old, "rename", new,
+                                         f"{role} '{old}' was renamed to '{new}' (a mention in prose)", mention=True))
     return out
 
 

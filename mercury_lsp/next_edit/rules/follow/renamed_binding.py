@@ -8,7 +8,7 @@ parameter, a Rust match arm's or ``if let``'s pattern, a ``catch (e)``; attribut
 keyword-argument names are not variables), module-wide for module-level definitions and, through the language's export
 machinery (``exports``: ``__all__``, re-exports, ``pub use``, ``pkg.Old``, export lists,
 ``module.exports``), in the documents that import them; every ``x.name`` across the open
-documents for attributes and methods. Where only a string names the definition
+documents for attributes and methods (their mentions in comments and docstrings are NE117's). Where only a string names the definition
 (``getattr(m, "old")``) the pipeline sends a note with these edits instead of an edit.
 
 **Why.** A rename half done does not run; the new text is the user's own identifier, so the
@@ -27,7 +27,7 @@ from mercury_lsp.next_edit.rules.confidence import TIED_RENAME
 
 def run(ctx: RuleContext) -> list[Prediction]:
     return [Prediction(c.uri, c.start, c.end, c.expected, TIED_RENAME.value, c.reason, c.kind, "syntax", c.old_text)
-            for c in ctx.candidates if c.kind == "rename" and c.expected is not None]
+            for c in ctx.candidates if c.kind == "rename" and c.expected is not None and not c.mention]
 
 
 RULE = Rule("NE101", "renamed-binding", "rename", TIED_RENAME.value, run, __doc__)
