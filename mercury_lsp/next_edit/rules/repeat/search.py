@@ -9,7 +9,9 @@ matches too many places). Multi-line inserted text is rarely repeated verbatim (
 tokens is); re-wrapped prose is not repeated at all, nor prose rewritten with more than
 ``MAX_PROSE_WORDS`` words. A rule of the family that is disabled
 (``nextEdit.disabledRules``) leaves its places to the others before the ranking. When the
-scope-aware rename search found the rename (NE101), the family's renames are left to it.
+scope-aware rename search found the rename (NE101), the family's renames are left to it. Whether an
+example is code or prose is read where its change stands: a deleted comment is prose though the
+place it leaves is code, and text inserted right after a string closes is code.
 """
 
 from __future__ import annotations
@@ -69,6 +71,14 @@ def _rules(examples: list[Example]) -> list[tuple[Example, TokenRule]]:
     return out
 
 
+def _deletes_comment(rule: TokenRule, grammar: str | None) -> bool:
+    """The rule deletes a comment from where it starts (a trailing ``  # type: ignore[call-arg]``):
+    prose, though the place it leaves, read in the current text, is code."""
+    d = rule.deleted
+    return bool(d) and not rule.inserted.strip() and (
+        d[0] == "#" and grammar == "python" or d[:2] in (("/", "/"), ("/", "*")))
+
+
 def _edited(ex: Example) -> tuple[int, int]:
     """The span of the example's edit in its document's current text (empty when rewritten since)."""
     p, _, ea = diff_region(ex.before, ex.after)
@@ -92,7 +102,7 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
         lo, hi = rule.edit_span
         at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
         in_code = not (non_code(home_parsed, at) if rule.deleted and not rule.quote_flip or not rule.lead
-                       else inserts_into_prose(home_parsed, lo))
+                       else inserts_into_prose(home_parsed, lo)) and not _deletes_comment(rule, home.grammar)
         if "\n" in rule.inserted.strip("\n") and not rule.layout:
             continue  # multi-line text is rarely repeated verbatim (a re-spacing of tokens is)
         if rule.layout and not in_code:

@@ -310,3 +310,21 @@ def test_words_appended_inside_a_string_are_still_prose():
     src = "a = log('could not read')\nb = log('could not read')\n"
     after = src.replace("'could not read'", "'could not read the whole file'", 1)
     assert [p.rule for p in run(after, src)[0].predictions] == ["NE207"]
+
+
+def test_a_trailing_comment_deleted_is_deleted_where_it_stands_again():
+    """``  # type: ignore[call-arg]`` removed from one call: where the comment was is code in the
+    current text, but what was deleted is a comment, and the same comment goes at the other call."""
+    src = ("def open_queue():\n    q = queues.create(2, FMT, UNBOUND)  # type: ignore[call-arg]\n    return q\n\n\n"
+           "def put(q, payload):\n    queues.put(q, payload, FMT, UNBOUND)  # type: ignore[call-arg]\n")
+    after = src.replace("UNBOUND)  # type: ignore[call-arg]", "UNBOUND)", 1)
+    assert applied(after, run(after, src)[0].predictions, "file:///a.py") == src.replace(
+        "  # type: ignore[call-arg]", "")
+
+
+def test_a_trailing_line_comment_deleted_repeats_in_go():
+    src = ("package q\n\nfunc a() int {\n\treturn parse(2, mode) // nolint:gosec\n}\n\n"
+           "func b() int {\n\treturn parse(3, mode) // nolint:gosec\n}\n")
+    after = src.replace("mode) // nolint:gosec", "mode)", 1)
+    d = doc("file:///q.go", after, (src,), (1.0,), grammar="go")
+    assert applied(after, ask(d), d.uri) == src.replace(" // nolint:gosec", "")
