@@ -14,10 +14,21 @@ client's position encoding, each edit carrying its document's version and rule).
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
 import time
+from pathlib import Path
 
 from mercury_lsp import __version__
-from mercury_lsp.next_edit.query import EditModel, NextEditQuery, Note, Outcome, Prediction, check_cancelled
+from mercury_lsp.engine_client import EngineCancelled
+from mercury_lsp.next_edit.query import (
+    EditModel,
+    NextEditQuery,
+    Note,
+    Outcome,
+    Prediction,
+    check_cancelled,
+)
 from mercury_lsp.next_edit.recall import Recall
 from mercury_lsp.next_edit.resolve import CONFIDENCE_DIGITS, keep_parsing, outside_helpers, ranked, resolve
 from mercury_lsp.next_edit.rules import BY_CODE, FAMILIES, REGISTRY, RuleContext
@@ -33,6 +44,19 @@ from mercury_lsp.schema import (
 )
 from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
+
+log = logging.getLogger(__name__)
+# A rule that raises is logged and skipped (the other rules' edits still answer); with this set
+# (the test suite sets it) it raises, so a rule's bug fails its tests instead of hiding.
+STRICT_RULES = os.environ.get("MERCURY_LSP_STRICT_RULES") == "1"
+
+
+def _where(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame that raised (no text of the user's: only the code's)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb is not None else "?"
 
 
 def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, cancel=None,
@@ -52,7 +76,17 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
         if not ctx.enabled(rule.code) or (rule.fallback and offered):
             continue
         check_cancelled(cancel)
-        for p in rule.run(ctx):
+        try:
+            got = rule.run(ctx)
+        except EngineCancelled:
+            raise
+        except Exception as exc:  # one rule's bug costs its own edits, not the request's
+            if STRICT_RULES:
+                raise
+            log.warning("next edit: rule %s failed (%s at %s); its edits are left out", rule.code,
+                        type(exc).__name__, _where(exc))
+            continue
+        for p in got:
             p.rule = rule.code
             offered.append(p)
     kept = resolve(outside_helpers(offered, ctx.by_uri))

@@ -138,3 +138,26 @@ def test_cli_next_edit_and_errors(tmp_path, tiny, capsys):
         assert cli.main(["next-edit", *argv, *model]) == 2
         err = capsys.readouterr().err
         assert "error:" in err and message in err and "Traceback" not in err
+
+
+def test_a_rule_that_raises_costs_its_own_edits_not_the_requests(monkeypatch, caplog):
+    """Outside the test suite's strict mode, a rule's bug is logged (its code and where, no text of
+    the user's) and skipped: the other rules still answer."""
+    import dataclasses
+
+    from mercury_lsp.next_edit import pipeline
+
+    def broken(ctx):
+        raise IndexError("a bug")
+
+    after = SRC.replace("def area(width, height):", "def area(w, height):")
+    bad = dataclasses.replace(pipeline.REGISTRY[-1], code="NE901", run=broken, fallback=False)
+    monkeypatch.setattr(pipeline, "REGISTRY", (bad, *pipeline.REGISTRY[:-1]))
+    monkeypatch.setattr(pipeline, "STRICT_RULES", False)
+    with caplog.at_level("WARNING", logger="mercury_lsp.next_edit.pipeline"):
+        out, _ = run(after, SRC, options=NextEditOptions(model_fallback=True))
+    assert out.predictions and {p.rule for p in out.predictions} == {"NE101"}
+    assert "rule NE901 failed (IndexError at test_pipeline.py:" in caplog.text and "width" not in caplog.text
+    monkeypatch.setattr(pipeline, "STRICT_RULES", True)
+    with pytest.raises(IndexError):
+        run(after, SRC, options=NextEditOptions(model_fallback=True))

@@ -7,7 +7,10 @@ another, the rest of the line unchanged but for punctuation (``izip(a, b)`` -> `
 ``self.parse_whitespace()``), where the old name is still in use and the switched name binds nothing there (a rename is
 NE101's and NE201's: a variable's binding, a member's declaration or ``self.name = ...``), and the new one is *adopted*: absent from the document before the recent
 edits (a new import, a helper, or a local made from the old name: ``var opts = options || {}``),
-or switched to by two edits already. Its other uses become the new name:
+or switched to by two edits already, or a value of the switch's own function (a parameter, a
+local) where only functions bind the name and the old name is none of that function's values
+(``log.Fatal`` -> ``t.Fatal`` in a test taking ``t``: its uses after the binding, in that function
+only). Its other uses become the new name:
 
 * the head of a path (``izip``, ``options``): every use of it as a name of its own (a call when
   the example was one), after the new name's binding and within its function when that is a
@@ -49,7 +52,14 @@ from mercury_lsp.next_edit.rules.confidence import (
     REPEAT_AGE_PENALTY,
     REPEAT_OTHER_DOCUMENT_PENALTY,
 )
-from mercury_lsp.next_edit.scopes import FUNCTION_SCOPES, binding_kind, binds, scope_of, word_in
+from mercury_lsp.next_edit.scopes import (
+    FUNCTION_SCOPES,
+    binding_kind,
+    binds,
+    local_only_scopes,
+    scope_of,
+    word_in,
+)
 from mercury_lsp.next_edit.text import IDENT, IMPORT_LINE, KEYWORDS, TOKEN, diff_region, line_bounds
 from mercury_lsp.next_edit.tree import ParsedDoc
 
@@ -85,9 +95,10 @@ def run(ctx: RuleContext) -> list[Prediction]:
             continue
         repeated = sum(1 for _, o in read if (o.old, o.new, o.tail) == (sw.old, sw.new, sw.tail)) > 1
         oldest = home.doc.history[-1] if home.doc.history else home.doc.text
-        if not (repeated or not word_in(sw.new, oldest)):
+        own = _own_scope(home, sw)
+        if not (repeated or not word_in(sw.new, oldest) or own is not None):
             continue  # the new name is neither new nor switched to twice: another thing, not a migration
-        sites = _sites(home, sw, repeated)
+        sites = _sites(home, sw, repeated, own)
         found = [(home, s, e) for s, e in sites or ()]
         if sites is None and _on_import_line(home, sw.at):  # a dependency switched where it is declared
             found = [(d, s, e) for d in ctx.parsed if d is not home and d.doc in ctx.same_language(home.doc)
@@ -177,8 +188,31 @@ def _in_quotes(line: str, at: int) -> bool:
     return any(line[:at].count(q) % 2 for q in "\"'`")
 
 
-def _sites(home: ParsedDoc, sw: Switch, repeated: bool) -> list[tuple[int, int]] | None:
-    """Spans of the old name's uses that follow the switch (None: the switch is no migration)."""
+def _own_scope(home: ParsedDoc, sw: Switch) -> tuple[int, int] | None:
+    """The span of the function around the switch when it binds the new name itself and only
+    functions bind it (``local_only_scopes``: ``log.Fatal`` -> ``t.Fatal`` in a test taking ``t``):
+    the function's own value, adopted there whether or not the document spelt it before. The span
+    starts after the name's first binding there (a parameter's: the signature; a local's: its
+    statement), for the uses above it are of the old value."""
+    if sw.tail:
+        return None
+    scope = next(((lo, hi) for lo, hi in local_only_scopes(home, sw.new) if lo <= sw.at < hi), None)
+    if scope is None:
+        return None
+    text = home.doc.text
+    if any(binds(home, m.start(), sw.old)
+           for m in re.compile(rf"(?<![\w$.]){re.escape(sw.old)}(?![\w$])").finditer(text, *scope)):
+        return None  # two values of the function's own (``window``, ``ordered``): one use switched, no migration
+    for m in re.compile(rf"(?<![\w$.]){re.escape(sw.new)}(?![\w$])").finditer(text, *scope):
+        if binds(home, m.start(), sw.new):
+            return line_bounds(text, m.start(), m.start())[1], scope[1]
+    return None
+
+
+def _sites(home: ParsedDoc, sw: Switch, repeated: bool,
+           own: tuple[int, int] | None = None) -> list[tuple[int, int]] | None:
+    """Spans of the old name's uses that follow the switch (None: the switch is no migration);
+    ``own``: the function binding the new name around the switch, the only place they follow."""
     text = home.doc.text
     word = re.compile(rf"(?<![\w$]){re.escape(sw.old)}(?![\w$])")
     uses = [m.start() for m in word.finditer(text) if not non_code(home, m.start())]
@@ -188,13 +222,13 @@ def _sites(home: ParsedDoc, sw: Switch, repeated: bool) -> list[tuple[int, int]]
         return None  # a one-letter name switched is a module alias's member ('t.Protocol') or nothing
     if binds(home, sw.at, sw.new) or _defines(home, sw.at) or declares(home, sw.at):
         return None  # the switch renamed a binding or a member: a rename (NE101, NE201), the old name to be bound anew
-    new_binding = _binding(home, sw.new)
+    new_binding = _binding(home, sw.new) if own is None else None
     if new_binding is not None and not new_binding[2] and not _names(sw.old, text[new_binding[0]:new_binding[1]]):
         return None  # a local that is not made from the old name (``var opts = options || {}``) is another value
     # a new head bound by an import is a module (``te``): only the member the example used follows
-    imported = new_binding is None and any(IMPORT_LINE.match(line) and word_in(sw.new, line)
+    imported = own is None and new_binding is None and any(IMPORT_LINE.match(line) and word_in(sw.new, line)
                                            for line in text.split("\n"))
-    lo, hi = 0, len(text)
+    lo, hi = own or (0, len(text))
     if new_binding is not None and not new_binding[2] and not sw.tail:
         scope = scope_of(home, new_binding[0])
         if scope is not None:

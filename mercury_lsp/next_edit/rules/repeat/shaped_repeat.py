@@ -48,7 +48,15 @@ from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import SHAPED_REPEAT
 from mercury_lsp.next_edit.scopes import binds, local_only_scopes
-from mercury_lsp.next_edit.text import KEYWORDS, QUOTED, TOKEN, changed_lines, diff_region, indent_of, shared_ends
+from mercury_lsp.next_edit.text import (
+    KEYWORDS,
+    QUOTED,
+    TOKEN,
+    changed_lines,
+    diff_region,
+    indent_of,
+    shared_ends,
+)
 from mercury_lsp.text import line_starts_of
 
 # A string literal is one token (a hole is the whole string), anything else as ``TOKEN`` reads it.

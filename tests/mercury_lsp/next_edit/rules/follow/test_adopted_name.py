@@ -136,3 +136,63 @@ def test_a_member_switched_once_follows_on_its_own_receiver_only():
     d = ne.doc("file:///c.py", after, (before, src), (2.0, 1.0))
     out = ne.applied(after, edits(d), d.uri)
     assert "b = cache.fetch('b')" in out and "c = other.get('c')" in out
+
+
+GO_TEST = """package toml
+
+import (
+	"log"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	if _, err := Decode(blob, &m); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := Decode(blob, &o); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func helper() {
+	log.Fatal("no t here")
+}
+"""
+
+
+def test_a_module_switched_to_the_functions_own_parameter_follows_in_that_function():
+    """``log.Fatal`` -> ``t.Fatal`` in a test taking ``t``: ``t`` is spelt all over the file (other
+    tests take it too), yet it is this function's own value; its other ``log.Fatal`` follows, the
+    helper's (no ``t`` there) stays."""
+    after = GO_TEST.replace("\t\tlog.Fatal(err)", "\t\tt.Fatal(err)", 1)
+    d = ne.doc("file:///decode_test.go", after, (GO_TEST,), (1.0,), grammar="go")
+    got = [(after.count("\n", 0, p.start) + 1, p.new_text) for p in edits(d)]
+    assert got == [(13, "t")]
+
+
+PY_LOG = '''import logging
+
+
+def run(jobs, log):
+    logging.info("start")
+    for j in jobs:
+        logging.info("job %s", j)
+    return len(jobs)
+
+
+def main():
+    logging.info("main")
+'''
+
+
+def test_a_module_switched_to_a_parameter_follows_in_python_in_that_function_only():
+    after = PY_LOG.replace('    logging.info("start")', '    log.info("start")', 1)
+    got = [(after.count("\n", 0, p.start) + 1, p.new_text) for p in edits(ne.doc("file:///r.py", after, (PY_LOG,), (1.0,)))]
+    assert got == [(7, "log")]
+
+
+def test_one_use_switched_between_two_locals_of_the_function_is_no_migration():
+    src = ("def median(it, maxlen):\n    window = []\n    ordered = []\n    for x in it:\n"
+           "        window.append(x)\n        n = len(window)\n        yield window[n // 2]\n")
+    after = src.replace("n = len(window)", "n = len(ordered)")
+    assert edits(ne.doc("file:///m.py", after, (src,), (1.0,))) == []
