@@ -285,23 +285,25 @@ def test_a_string_replaced_by_a_name_repeats_where_the_same_string_stands_python
     assert applied(after, preds, "file:///a.py") == src.replace("get('HOME', '/')", "get(HOME_VARIABLE, '/')")
 
 
+def repeated_everywhere(src: str, old: str, new: str, uri: str, grammar: str) -> bool:
+    """``old`` -> ``new`` at its first place in ``src``: the edits offered make it at every place."""
+    after = src.replace(old, new, 1)
+    d = doc(uri, after, (src,), (1.0,), grammar=grammar)
+    return applied(after, ask(d), uri) == src.replace(old, new)
+
+
 def test_string_arguments_appended_after_a_string_repeat_at_the_same_calls():
     """``runpytest('-v')`` -> ``runpytest('-v', '-p', 'no:asyncio')``: the anchor inside the string
     (``- v '``) is too short, so the lead reaches back to the callee; and text inserted right after
     a string closes is code, not the string's prose (a sentence, which would not be repeated)."""
     src = ("def test_a(testdir):\n    result = testdir.runpytest('-v')\n    result.ok()\n\n\n"
            "def test_b(testdir):\n    result = testdir.runpytest('-v')\n    result.ok()\n")
-    after = src.replace("runpytest('-v')", "runpytest('-v', '-p', 'no:asyncio')", 1)
-    assert applied(after, run(after, src)[0].predictions, "file:///a.py") == src.replace(
-        "runpytest('-v')", "runpytest('-v', '-p', 'no:asyncio')")
+    assert repeated_everywhere(src, "runpytest('-v')", "runpytest('-v', '-p', 'no:asyncio')", "file:///a.py", "python")
 
 
 def test_an_argument_appended_after_a_string_repeats_in_javascript():
-    src = ("test('a', () => {\n  run(\"-x\");\n});\n\n"
-           "test('b', () => {\n  run(\"-x\");\n});\n")
-    after = src.replace('run("-x")', 'run("-x", "--no-color", opts)', 1)
-    d = doc("file:///t.js", after, (src,), (1.0,), grammar="javascript")
-    assert applied(after, ask(d), d.uri) == src.replace('run("-x")', 'run("-x", "--no-color", opts)')
+    src = "test('a', () => {\n  run(\"-x\");\n});\n\ntest('b', () => {\n  run(\"-x\");\n});\n"
+    assert repeated_everywhere(src, 'run("-x")', 'run("-x", "--no-color", opts)', "file:///t.js", "javascript")
 
 
 def test_words_appended_inside_a_string_are_still_prose():
@@ -317,14 +319,10 @@ def test_a_trailing_comment_deleted_is_deleted_where_it_stands_again():
     current text, but what was deleted is a comment, and the same comment goes at the other call."""
     src = ("def open_queue():\n    q = queues.create(2, FMT, UNBOUND)  # type: ignore[call-arg]\n    return q\n\n\n"
            "def put(q, payload):\n    queues.put(q, payload, FMT, UNBOUND)  # type: ignore[call-arg]\n")
-    after = src.replace("UNBOUND)  # type: ignore[call-arg]", "UNBOUND)", 1)
-    assert applied(after, run(after, src)[0].predictions, "file:///a.py") == src.replace(
-        "  # type: ignore[call-arg]", "")
+    assert repeated_everywhere(src, "  # type: ignore[call-arg]", "", "file:///a.py", "python")
 
 
 def test_a_trailing_line_comment_deleted_repeats_in_go():
     src = ("package q\n\nfunc a() int {\n\treturn parse(2, mode) // nolint:gosec\n}\n\n"
            "func b() int {\n\treturn parse(3, mode) // nolint:gosec\n}\n")
-    after = src.replace("mode) // nolint:gosec", "mode)", 1)
-    d = doc("file:///q.go", after, (src,), (1.0,), grammar="go")
-    assert applied(after, ask(d), d.uri) == src.replace(" // nolint:gosec", "")
+    assert repeated_everywhere(src, " // nolint:gosec", "", "file:///q.go", "go")
