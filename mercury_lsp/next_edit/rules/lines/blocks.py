@@ -6,6 +6,7 @@ same lines stand or would go (``block_sites``), and the text the newest edits ju
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from mercury_lsp.next_edit.examples import Example, to_current
@@ -21,6 +22,10 @@ PAIR_ANCHOR_CHARS = 4
 SINGLE_ANCHOR_CHARS = 20
 MAX_BLOCK_LINES = 12  # a larger block is a rewrite, not a line repeated
 MAX_REGION_LINES = 200  # an edit changing more lines than this is not read line by line
+# A file's header lines (any grammar): comments, Rust inner attributes, Go build constraints and
+# directives, ``"use strict"``, ``from __future__`` imports, a shebang; blank lines between.
+HEADER_LINE = re.compile(r"\s*(?:$|#!|//|/\*|\*|#(?!\[)|[\"']use strict[\"'];?\s*$|from __future__ import )")
+HEADER_KIND_CHARS = 3  # lines opening with the same characters are of one kind (``#![``, ``//go``)
 
 
 @dataclass(frozen=True)
@@ -112,3 +117,30 @@ def written_just_now(examples: list[Example]) -> dict[str, list[tuple[int, int]]
         if lo is not None and hi is not None and hi > lo:
             out.setdefault(ex.doc.uri, []).append((lo, hi))
     return out
+
+
+def is_header(change: LineChange) -> bool:
+    """``change`` inserted lines at the very start of its document, all of them header lines."""
+    return bool(change.inserted) and change.at == 0 and all(HEADER_LINE.match(x) for x in change.inserted)
+
+
+def header_site(change: LineChange, doc: DocState) -> tuple[int, int, str] | None:
+    """Where a header ``change`` (``is_header``) goes in ``doc``: after the document's leading lines
+    of the inserted kind (a ``#![allow(...)]`` below the ``#![allow(...)]`` already there, a
+    ``//go:build`` below a ``//go:generate``), else at its start; None when the lines stand in
+    its header already."""
+    text = doc.text
+    lines = text.split("\n")
+    block = tuple(x.strip() for x in change.inserted if x.strip())
+    head = [x.strip() for x in lines[:len(block) + MAX_BLOCK_LINES]]
+    if all(x in head for x in block):
+        return None
+    kind = block[0][:HEADER_KIND_CHARS]
+    n = 0
+    while n < len(lines) - 1 and lines[n].strip() and lines[n].strip()[:HEADER_KIND_CHARS] == kind:
+        n += 1
+    at = sum(len(x) + 1 for x in lines[:n])
+    new = "".join(x + "\n" for x in change.inserted)
+    if n:  # below lines of its kind: the block's own trailing blank line stays with theirs
+        new = new.rstrip("\n") + "\n"
+    return at, at, new

@@ -13,7 +13,11 @@ indentation).
   other such pair of lines, or, where no pair stands, above every other line like the one below
   them (``f.wroteHeader = true`` above ``fl := f.basicWriter.ResponseWriter.(http.Flusher)`` in
   each ``Flush`` method) or below every line like the one above; re-indented to the site. Import
-  lines go into another document only where it uses a name they bring (``_uses_import``).
+  lines go into another document only where it uses a name they bring (``_uses_import``);
+* **a file's header** — header lines (comments, ``#![allow(...)]``, ``//go:build``, ``"use
+  strict"``, ``from __future__``: ``blocks.HEADER_LINE``) inserted at the very start of a document
+  go to the top of the other open documents of its language in the same folder that lack them,
+  below their leading lines of the same kind (``blocks.header_site``).
 
 **Example.** Deleting ``print("debug", x)`` from one function offers deleting the same line in
 the function below it.
@@ -36,7 +40,13 @@ from mercury_lsp.next_edit.rules.confidence import (
     REPEAT_AGE_PENALTY,
     REPEATED_LINES,
 )
-from mercury_lsp.next_edit.rules.lines.blocks import block_sites, line_changes, written_just_now
+from mercury_lsp.next_edit.rules.lines.blocks import (
+    block_sites,
+    header_site,
+    is_header,
+    line_changes,
+    written_just_now,
+)
 from mercury_lsp.next_edit.scopes import word_in
 from mercury_lsp.next_edit.text import IMPORT_LINE
 
@@ -65,10 +75,16 @@ def run(ctx: RuleContext) -> list[Prediction]:
         for change in line_changes(ex.before, ex.after):
             if sum(1 for x in change.inserted if x.strip()) > MAX_INSERTED_LINES:
                 continue
-            found = [(d, s) for d in ctx.same_language(ex.doc) for s in block_sites(change, d)
-                     if not (change.deleted and any(s[0] < hi and lo < s[1] for lo, hi in fresh.get(d.uri, ())))
-                     and (d.uri == ex.doc.uri or not change.inserted or _uses_import(change.inserted, d.text))]
-            if not found or len(found) > (opts.repeat_max_sites if change.deleted else MAX_INSERTION_SITES):
+            if is_header(change):  # a file's header: at the top of its siblings that lack it
+                found = [(d, s) for d in ctx.same_language(ex.doc) if d.uri != ex.doc.uri and _siblings(d.uri, ex.doc.uri)
+                         and (s := header_site(change, d)) is not None]
+                limit = opts.repeat_max_sites
+            else:
+                found = [(d, s) for d in ctx.same_language(ex.doc) for s in block_sites(change, d)
+                         if not (change.deleted and any(s[0] < hi and lo < s[1] for lo, hi in fresh.get(d.uri, ())))
+                         and (d.uri == ex.doc.uri or not change.inserted or _uses_import(change.inserted, d.text))]
+                limit = opts.repeat_max_sites if change.deleted else MAX_INSERTION_SITES
+            if not found or len(found) > limit:
                 continue
             for d, (s, e, new) in found:
                 if (d.uri, s, e) in seen:
@@ -85,6 +101,11 @@ def run(ctx: RuleContext) -> list[Prediction]:
                                       d.text[s:e]))
     out.sort(key=lambda p: (-p.confidence, abs(p.start - query.cursor)))
     return out[: opts.repeat_max_results]
+
+
+def _siblings(a: str, b: str) -> bool:
+    """Two documents of one folder."""
+    return a.rsplit("/", 1)[0] == b.rsplit("/", 1)[0]
 
 
 def _uses_import(inserted: tuple[str, ...], text: str) -> bool:

@@ -93,3 +93,41 @@ def test_an_import_the_other_document_does_not_use_is_not_repeated_there_javascr
     assert not [p for p in ask(home, doc("file:///b.js", other, grammar="javascript")) if p.rule == "NE301"]
     preds = [p for p in ask(home, doc("file:///c.js", user, grammar="javascript")) if p.rule == "NE301"]
     assert [p.new_text for p in preds] == ["import {pEvent} from 'p-event';\n"]
+
+
+def _header_edits(example_before: str, example_after: str, others: dict[str, str], grammar: str, uri: str):
+    home = doc(uri, example_after, (example_before,), (1.0,), grammar=grammar)
+    docs = [home, *(doc(u, t, grammar=grammar) for u, t in others.items())]
+    q = NextEditQuery(tuple(docs), home.uri, 0)
+    texts = {d.uri: d.text for d in docs}
+    return {p.uri: applied(texts[p.uri], [p], p.uri) for p in RULE.run(rule_context(q, G))}
+
+
+def test_a_rust_inner_attribute_put_at_a_files_top_joins_its_siblings_headers():
+    """Below the ``#![allow(...)]`` a sibling has already, at the top of one that has none; not in
+    another folder's files."""
+    lib = "use quote::quote;\n\nfn main() {}\n"
+    line = "#![allow(clippy::let_underscore_untyped)]\n\n"
+    others = {"file:///benches/main.rs": "#![allow(unknown_lints)]\n\nmod bench;\n",
+              "file:///benches/extra.rs": "mod extra;\n",
+              "file:///src/lib.rs": "pub mod ext;\n"}
+    got = _header_edits(lib, line + lib, others, "rust", "file:///benches/lib.rs")
+    assert got == {"file:///benches/main.rs": "#![allow(unknown_lints)]\n#![allow(clippy::let_underscore_untyped)]\n\nmod bench;\n",
+                   "file:///benches/extra.rs": line + "mod extra;\n"}
+
+
+def test_go_build_constraints_go_below_a_directive_or_at_the_top():
+    json_go = "package tomltest\n\nimport \"encoding/json\"\n"
+    tags = "//go:build go1.16\n// +build go1.16\n\n"
+    others = {"file:///t/runner.go": "//go:generate ./gen.py\n\npackage tomltest\n",
+              "file:///t/toml.go": "package tomltest\n",
+              "file:///t/done.go": tags + "package tomltest\n"}  # has them already
+    got = _header_edits(json_go, tags + json_go, others, "go", "file:///t/json.go")
+    assert got == {"file:///t/runner.go": "//go:generate ./gen.py\n//go:build go1.16\n// +build go1.16\n\npackage tomltest\n",
+                   "file:///t/toml.go": tags + "package tomltest\n"}
+
+
+def test_code_put_at_a_files_top_is_no_header():
+    src = "def f():\n    return 1\n"
+    assert _header_edits(src, "import os\n" + src, {"file:///p/b.py": "def g():\n    return 2\n"},
+                         "python", "file:///p/a.py") == {}
