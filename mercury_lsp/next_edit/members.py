@@ -34,6 +34,9 @@ OWNERS = ("type_spec", "struct_item", "enum_item", "union_item", "class_declarat
           "abstract_class_declaration", "interface_declaration", "trait_item")
 OPEN_OWNERS = ("interface_declaration", "trait_item")
 GO_INTERFACE = "interface_type"
+CLASSES = ("class_definition", "class_declaration", "class", "abstract_class_declaration")  # a class (any grammar)
+ASSIGNMENTS = ("assignment", "augmented_assignment", "assignment_expression", "augmented_assignment_expression")
+MEMBER_ACCESS = ("selector_expression", "field_expression", "member_expression", "attribute")  # x.name
 CLASS_HEADS = ("class_heritage", "superclasses", "argument_list")  # where a class names its bases
 TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 
@@ -42,6 +45,12 @@ def _last_name(text: str) -> str | None:
     """``*pkg.Decoder[T]`` -> ``Decoder``: the type's own name, without pointer, path or generics."""
     names = TYPE_NAME.findall(text.split("<")[0].split("[")[0])
     return names[-1] if names else None
+
+
+def _receiver_type(p: ParsedDoc, method) -> str | None:
+    """A Go method's receiver type (``Decoder`` of ``func (d *Decoder) Name(...)``)."""
+    receiver = method.child_by_field_name("receiver")
+    return _last_name(p.b.node_text(receiver).split()[-1].rstrip(")")) if receiver is not None else None
 
 
 def owner_of(p: ParsedDoc, node) -> tuple[str, bool] | None:
@@ -56,8 +65,7 @@ def owner_of(p: ParsedDoc, node) -> tuple[str, bool] | None:
     if parent.type not in MEMBER_DECLARATIONS or not field_is(parent, "name", node):
         return None
     if parent.type == "method_declaration":  # Go: func (d *Decoder) Name(...)
-        receiver = parent.child_by_field_name("receiver")
-        name = _last_name(p.b.node_text(receiver).split()[-1].rstrip(")")) if receiver is not None else None
+        name = _receiver_type(p, parent)
         return (name, False) if name else None
     if enclosing(node, (GO_INTERFACE,)) is not None:
         return None
@@ -110,7 +118,7 @@ def family(parsed: list[ParsedDoc], grammar: str, owner: str) -> set[str]:
         if p.doc.grammar != grammar:
             continue
         for n in walk(p.tree.root_node):
-            if n.type in ("class_definition", "class_declaration", "class", "abstract_class_declaration"):
+            if n.type in CLASSES:
                 name = n.child_by_field_name("name")
                 head = n.child_by_field_name("superclasses") or next(
                     (c for c in n.named_children if c.type in CLASS_HEADS), None)
@@ -134,16 +142,14 @@ def ambiguous(parsed: list[ParsedDoc], grammar: str, old: str, owners: set[str])
 def _enclosing_type(p: ParsedDoc, node) -> str | None:
     """The type whose code ``node`` stands in: the class (Python, JavaScript, TypeScript) or
     ``impl`` (Rust) around it, a Go method's receiver type."""
-    scope = enclosing(node, ("class_definition", "class_declaration", "class", "abstract_class_declaration",
-                             "impl_item", "method_declaration"))
+    scope = enclosing(node, (*CLASSES, "impl_item", "method_declaration"))
     if scope is None:
         return None
     if scope.type == "impl_item":
         kind = scope.child_by_field_name("type")
         return _last_name(p.b.node_text(kind)) if kind is not None else None
     if scope.type == "method_declaration":
-        receiver = scope.child_by_field_name("receiver")
-        return _last_name(p.b.node_text(receiver).split()[-1].rstrip(")")) if receiver is not None else None
+        return _receiver_type(p, scope)
     name = scope.child_by_field_name("name")
     return p.b.node_text(name) if name is not None else None
 
@@ -165,9 +171,10 @@ def tied(p: ParsedDoc, node, owners: set[str]) -> bool:
     parent = node.parent
     if parent is None:
         return False
-    if owner_of(p, node) is not None:
-        return owner_of(p, node)[0] in owners
-    if parent.type in ("selector_expression", "field_expression", "member_expression", "attribute"):
+    declared = owner_of(p, node)
+    if declared is not None:
+        return declared[0] in owners
+    if parent.type in MEMBER_ACCESS:
         obj = (parent.child_by_field_name("operand") or parent.child_by_field_name("value")
                or parent.child_by_field_name("object"))
         if obj is None:
@@ -197,7 +204,7 @@ def owner_at(p: ParsedDoc, node) -> tuple[str, bool] | None:
     if got is not None:
         return got
     parent = node.parent
-    if parent is None or parent.type not in ("selector_expression", "field_expression", "member_expression", "attribute"):
+    if parent is None or parent.type not in MEMBER_ACCESS:
         return None
     here = _enclosing_type(p, node)
     return (here, False) if here is not None and tied(p, node, {here}) else None
@@ -222,9 +229,6 @@ def literal_keys(p: ParsedDoc, owners: set[str], old: str) -> list:
     return out
 
 
-ASSIGNMENTS = ("assignment", "augmented_assignment", "assignment_expression", "augmented_assignment_expression")
-
-
 def declares(p: ParsedDoc, offset: int) -> bool:
     """The name at character ``offset`` declares a member: a field, a method, or an attribute
     assigned on ``self`` / ``this`` inside its class (``self.total = 0``) — renaming it is a
@@ -236,7 +240,7 @@ def declares(p: ParsedDoc, offset: int) -> bool:
     parent = node.parent
     if parent.type in ("attribute", "member_expression"):
         obj = parent.child_by_field_name("object")
-        owner = enclosing(node, ("class_definition", "class_declaration", "class", "abstract_class_declaration"))
+        owner = enclosing(node, CLASSES)
         assigned = parent.parent is not None and parent.parent.type in ASSIGNMENTS \
             and field_is(parent.parent, "left", parent)
         return obj is not None and p.b.node_text(obj) in ("self", "this") and owner is not None and assigned

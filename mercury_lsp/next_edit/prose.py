@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from mercury_lsp.next_edit.scopes import word_in
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 # Node types (any grammar) whose identifiers are not code: comments and string contents.
@@ -76,19 +77,14 @@ def mentions(parsed: ParsedDoc, name: str, new: str) -> list[tuple[int, int]]:
 
 
 def _leads_doc_comment(parsed: ParsedDoc, node, at: int, names: tuple[str, ...]) -> bool:
-    """The word at ``at`` opens a comment whose run of comments stands right above a line that
-    spells one of ``names`` (Go's doc comments, ``// Name does ...`` above ``func Name``)."""
+    """The word at ``at`` opens a comment whose run of comments (``prose_span``) stands right above
+    a line that spells one of ``names`` (Go's doc comments, ``// Name does ...`` above ``func Name``)."""
     text = parsed.doc.text
     if text[parsed.b.char(node.start_byte):at].strip("/*#! \t"):
         return False
-    hi = node
-    while (n := hi.next_sibling) is not None and n.type in COMMENTS and n.start_point[0] == hi.end_point[0] + 1:
-        hi = n
-    below = hi.next_sibling
-    if below is None or below.start_point[0] != hi.end_point[0] + 1:
-        return False
-    line = text[parsed.b.char(below.start_byte):].split("\n", 1)[0]
-    return any(re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", line) for n in names)
+    _, end = prose_span(parsed, at)
+    below = text[end + 1 if text.startswith("\n", end) else end:].split("\n", 1)[0]
+    return any(word_in(n, below) for n in names)
 
 
 def _docstring(node) -> bool:
