@@ -6,7 +6,8 @@ registry in priority order (``rules.REGISTRY``; a rule disabled by ``nextEdit.di
 skipped, a fallback rule runs only when no rule before it offered an edit), stamps each edit
 with its rule's code, drops the edits inside a helper their new text calls
 (``resolve.outside_helpers``), resolves the overlaps (``resolve.resolve``: the earlier rule wins), drops
-the edits that add parse errors (``resolve.keep_parsing``) and ranks the rest by confidence.
+the edits that add parse errors (``resolve.keep_parsing``; an edit that lost its place to one so
+dropped gets it back) and ranks the rest by confidence.
 ``to_result`` turns the outcome into the shared ``NextEditResult`` schema (ranges in the
 client's position encoding, each edit carrying its document's version and rule).
 """
@@ -46,6 +47,9 @@ from mercury_lsp.syntax import Grammars
 from mercury_lsp.text import TextIndex
 
 log = logging.getLogger(__name__)
+# Rounds of resolving overlaps and checking the syntax (``_parsing``): each round gives the places
+# of the edits the last one dropped to those they had hidden; a third round is rarely needed.
+PARSE_ROUNDS = 3
 # A rule that raises is logged and skipped (the other rules' edits still answer); with this set
 # (the test suite sets it) it raises, so a rule's bug fails its tests instead of hiding.
 STRICT_RULES = os.environ.get("MERCURY_LSP_STRICT_RULES") == "1"
@@ -89,14 +93,32 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
         for p in got:
             p.rule = rule.code
             offered.append(p)
-    kept = resolve(outside_helpers(offered, ctx.by_uri))
-    checked = keep_parsing([p for p in kept if not BY_CODE[p.rule].self_checked], ctx.by_uri, grammars)
-    preds = ranked(checked + [p for p in kept if BY_CODE[p.rule].self_checked], query)
+    preds = ranked(_parsing(outside_helpers(offered, ctx.by_uri), ctx, grammars), query)
     t2 = time.perf_counter()
     return Outcome(preds, ctx.candidates, NextEditTimings(candidates_ms=round((t1 - t0) * 1000, 2),
                                                           model_ms=round((t2 - t1) * 1000, 2),
                                                           total_ms=round((t2 - t0) * 1000, 2)),
                    notes=rename_notes(ctx))
+
+
+def _parsing(offered: list[Prediction], ctx: RuleContext, grammars: Grammars) -> list[Prediction]:
+    """``offered`` with the overlaps resolved and the edits that add parse errors dropped; an
+    edit that lost its place to one dropped so gets it back (the half of a wrap NE204 repeats,
+    ``iter(`` without its ``)``, must not hide NE207's whole wrap of the same line)."""
+    def check(preds: list[Prediction]) -> list[Prediction]:
+        mine = [p for p in preds if not BY_CODE[p.rule].self_checked]
+        return keep_parsing(mine, ctx.by_uri, grammars) + [p for p in preds if BY_CODE[p.rule].self_checked]
+
+    dropped: set[int] = set()
+    parsing: set[int] = set()
+    for _ in range(PARSE_ROUNDS):
+        kept = resolve([p for p in offered if id(p) not in dropped])
+        new = [p for p in kept if id(p) not in parsing]
+        parsing |= {id(p) for p in check(new)}
+        if all(id(p) in parsing for p in new):
+            return kept
+        dropped |= {id(p) for p in new if id(p) not in parsing}
+    return [p for p in kept if id(p) in parsing]
 
 
 # The rule whose edits the notes accompany: a rename followed through the export machinery.

@@ -104,6 +104,22 @@ def test_edits_that_break_the_parse_are_dropped():
     assert out.predictions == []  # would not parse: dropped
 
 
+@pytest.mark.parametrize(("uri", "before", "old", "new", "site", "want"), [
+    ("file:///six.py", "def keys(d):\n    return getattr(d, _iterkeys)()\n\n\ndef values(d):\n    return getattr(d, _itervalues)()\n",
+     "return getattr(d, _iterkeys)()", "return iter(getattr(d, _iterkeys)())",
+     "return getattr(d, _itervalues)()", "return iter(getattr(d, _itervalues)())"),
+    ("file:///m.go", "package m\n\nfunc a() {\n\tx := lookup(table, keyA)\n\ty := lookup(table, keyB)\n\tuse(x, y)\n}\n",
+     "x := lookup(table, keyA)", "x := must(lookup(table, keyA))",
+     "y := lookup(table, keyB)", "y := must(lookup(table, keyB))"),
+])
+def test_an_edit_hidden_by_one_that_breaks_the_parse_gets_its_place_back(uri, before, old, new, site, want):
+    # NE204 repeats the wrap's opening half alone (it would not parse); NE207's whole wrap of the
+    # same line, which it had hidden, is offered instead
+    after = before.replace(old, new)
+    out, _ = run(after, before, uri=uri)
+    assert renamed(after, out.predictions) == after.replace(site, want)
+
+
 def test_unified_diff():
     assert apply_unified_diff(FILE, PATCH, "f.py") == FILE.replace("(width,", "(w,")
     two = PATCH + PATCH.replace("f.py", "g.py")
