@@ -1,7 +1,7 @@
 """Names the user just deleted (shared by ``removed-use``, NE105, and ``removed-import-name``,
 NE106): a line of the newest edits' deleted lines that declares a name (``func name``, ``def
-name``, ``var|let|const|static name``, a struct field ``name Type``, ``name = value`` at the top
-of a line) removed it when the name is defined nowhere any more — not in the document (the
+name``, ``var|let|const|static name``, a struct field ``name Type``, ``name = value`` or Go's
+``name := value`` at the top of a line) removed it when the name is defined nowhere any more — not in the document (the
 language's query file, ``symbols``, and the same declaration shapes in its text) nor in the other
 open documents of its language (``gone``)."""
 
@@ -30,8 +30,9 @@ DECLARATION = re.compile(
     r"(?P<keyword>func\s*(?:\([^)]*\)\s*)?|def\s+|fn\s+|class\s+|struct\s+|type\s+|interface\s+|enum\s+|trait\s+"
     r"|var\s+|let\s+(?:mut\s+)?"
     r"|const\s+|static\s+)(?P<name>[A-Za-z_$][\w$]*)(?=[\s(<:=])"
-    # bare: an assignment at the start of a line (Python), a field 'name Type' (Go)
-    r"|(?P<bare>[A-Za-z_$][\w$]*)(?=\s*=(?!=)|\s+[*\[\]]*[A-Za-z_][\w.*\[\]]*[ \t]*(?://.*)?$))")
+    # bare: an assignment at the start of a line (Python), a short variable declaration (Go
+    # 'name := value'), a field 'name Type' (Go)
+    r"|(?P<bare>[A-Za-z_$][\w$]*)(?=\s*:?=(?!=)|\s+[*\[\]]*[A-Za-z_][\w.*\[\]]*[ \t]*(?://.*)?$))")
 
 
 def gone(ctx: RuleContext) -> list[tuple[Example, ParsedDoc, str, int]]:

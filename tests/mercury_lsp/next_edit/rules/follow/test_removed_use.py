@@ -5,7 +5,7 @@ from __future__ import annotations
 from mercury_lsp.next_edit import DocState, NextEditQuery, apply_edits, predict
 from mercury_lsp.next_edit.pipeline import rule_context
 from mercury_lsp.next_edit.rules.follow import removed_import_name, removed_use
-from mercury_lsp.next_edit.rules.follow.deleted import deleted_declarations
+from mercury_lsp.next_edit.rules.follow.deleted import MAX_SITES, deleted_declarations
 from mercury_lsp.syntax import Grammars
 
 G = Grammars()
@@ -74,3 +74,14 @@ def test_a_deleted_reassignment_of_a_parameter_is_no_deleted_variable():
            "\t\treturn;\n\t}\n\treturn run(opts);\n}\n")
     after = src.replace("\topts = normalize(url, opts);\n", "")
     assert ask(doc("file:///index.js", after, (src,), grammar="javascript")) == []
+
+
+def test_a_deleted_short_variable_declaration_takes_the_statements_using_it():
+    # Go's ``name := value`` declares as ``let``/``var`` do (the bare ``name = value`` of Python
+    # is the test above); its function's other statements using it go
+    src = ("package errors\n\nfunc trim(name string, goal int) string {\n\tpathCnt := 0\n\tfor i := len(name) - 1; i > 0; i-- {\n"
+           "\t\tif name[i] == '/' {\n\t\t\tpathCnt++\n\t\t}\n\t}\n\treturn name\n}\n")
+    after = src.replace("\tpathCnt := 0\n", "")
+    preds = ask(doc("file:///errors.go", after, (src,)))
+    assert apply_edits(after, [(p.start, p.end, p.new_text) for p in preds]) == after.replace("\t\t\tpathCnt++\n", "")
+    assert deleted_declarations(src, after) == {"pathCnt": MAX_SITES}
