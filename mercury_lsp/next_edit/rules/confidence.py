@@ -32,6 +32,8 @@ EXTRACTED_VALUE = Level(0.55, "the expression, token for token, that the user ju
 REMOVED_USE = Level(0.45, "a statement using a name the user deleted: below the other rules, the user "
                           "may be moving the definition rather than deleting it")
 REMOVED_IMPORT_NAME = Level(0.45, "a deleted name left in another document's import list (as REMOVED_USE)")
+REMOVED_EXPORT = Level(0.5, "a deleted or no longer imported name left in its own module's export list: "
+                           "every importer breaks")
 EXTRACTED_FUNCTION = Level(0.55, "code token for token the body of the helper the user just wrote, its "
                                   "parameters bound to what the copy has in their place (as EXTRACTED_VALUE)")
 ADOPTED_NAME = Level(0.5, "a use of the name the user switched away from at one place, switched too: the "

@@ -24,10 +24,10 @@ MIN_DECLARED_CHARS = 2  # ... but a keyword declares a type or function of any l
 # type deleted was more often moved (cut, then pasted lower: its uses stay).
 MAX_SITES = 16
 MAX_CALLABLE_SITES = 2
-CALLABLE = re.compile(r"(?:func|def|fn|class|struct|type|interface|enum|trait)\b")
+CALLABLE = re.compile(r"(?:function|func|def|fn|class|struct|type|interface|enum|trait)\b")
 DECLARATION = re.compile(
     r"^[ \t]*(?:(?:pub(?:\([\w:]+\))?|export|async)\s+)*(?:"
-    r"(?P<keyword>func\s*(?:\([^)]*\)\s*)?|def\s+|fn\s+|class\s+|struct\s+|type\s+|interface\s+|enum\s+|trait\s+"
+    r"(?P<keyword>(?:function\b\*?|func(?![\w$]))\s*(?:\([^)]*\)\s*)?|def\s+|fn\s+|class\s+|struct\s+|type\s+|interface\s+|enum\s+|trait\s+"
     r"|var\s+|let\s+(?:mut\s+)?"
     r"|const\s+|static\s+)(?P<name>[A-Za-z_$][\w$]*)(?=[\s(<:=])"
     # bare: an assignment at the start of a line (Python), a short variable declaration (Go

@@ -68,25 +68,34 @@ def _argument(text: str, open_paren: int) -> tuple[int, int] | None:
     return None
 
 
-def stale_uses(ctx: RuleContext) -> list[Prediction]:
-    """The edits at the uses of the names the newest edited document no longer imports (module
-    docstring): renames (kind "rename") and unwrapped or deleted uses (kind "import")."""
+def unimported(ctx: RuleContext) -> tuple[ParsedDoc, list[str], set[str]] | None:
+    """The newest edited document, the names its imports brought then and no more that it does
+    not define (sorted), and the names they bring now and did not then; None when none went."""
     if not ctx.edited:
-        return []
+        return None
     grammars, home = ctx.grammars, ctx.edited[0]
     old = parsed_before(grammars, home.doc, home.doc.history[-1])
     if old is None:
-        return []
+        return None
     caps = captures(grammars, home)
     now, then = _import_words(home, caps), _import_words(old, captures(grammars, old))
-    removed, added = then - now, now - then
-    if not removed:
-        return []
-    text = home.doc.text
     defined = {home.b.node_text(n) for n in caps["definition"] + caps["parameter"]}
+    removed = sorted(then - now - defined)
+    return (home, removed, now - then) if removed else None
+
+
+def stale_uses(ctx: RuleContext) -> list[Prediction]:
+    """The edits at the uses of the names the newest edited document no longer imports (module
+    docstring): renames (kind "rename") and unwrapped or deleted uses (kind "import")."""
+    found = ctx.shared(unimported)
+    if found is None:
+        return []
+    home, removed, added = found
+    text = home.doc.text
+    caps = captures(ctx.grammars, home)
     imports = [(home.b.char(n.start_byte), home.b.char(n.end_byte)) for n in caps["import"]]
     out: list[Prediction] = []
-    for name in sorted(removed - defined):
+    for name in removed:
         uses = [m.start() for m in re.finditer(rf"(?<![\w$.:]){re.escape(name)}(?![\w$])", text)
                 if not any(s <= m.start() < e for s, e in imports) and not non_code(home, m.start())]
         if not uses or len(uses) > MAX_SITES:
