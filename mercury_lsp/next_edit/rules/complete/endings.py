@@ -16,6 +16,11 @@ Two kinds of lines lend their ending, the first kind first:
   The grammar's keywords (its anonymous node types) never stand for one another: ``return x`` is
   not ``const x``.
 
+Before both, **the parameter it is named after**: ``self.environment`` (or ``this.name``) typed
+alone in a function taking a parameter of that name that no ``self.environment =`` of the
+function assigns yet gives `` = environment`` (`` = name;`` where the line above ends with ';'):
+a constructor storing what it is given (``parameter_ending``).
+
 Within each kind: endings that end like the line above first (';' among members ending ';', ','
 among arguments), then the most frequent, then the nearest.
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import re
 
+from mercury_lsp.next_edit.scopes import scope_of
 from mercury_lsp.next_edit.text import QUOTED
 from mercury_lsp.next_edit.tree import ParsedDoc
 
@@ -56,6 +62,28 @@ def _code(home: ParsedDoc, at: int, body: str, tokens: list[tuple[str, int]], st
             if node is not None and node.type.endswith("comment"):
                 return body[lo:end - len(tok)].rstrip()
     return body[lo:].rstrip()
+
+
+# ``self.name`` / ``this.name`` typed alone, maybe with its `` = `` (``parameter_ending``).
+MEMBER_ALONE = re.compile(r"[ \t]*(?:self|this)\.([A-Za-z_$][\w$]*)[ \t]*(=[ \t]*)?")
+
+
+def parameter_ending(home: ParsedDoc, parameters: list, line: tuple[int, int], cursor: int) -> str | None:
+    """`` = name`` for ``self.name`` typed alone in a function taking ``name`` that does not store
+    it yet (module docstring); ``parameters``: the document's parameter nodes (``symbols``)."""
+    text = home.doc.text
+    m = MEMBER_ALONE.fullmatch(text, line[0], cursor)
+    scope = scope_of(home, line[0]) if m is not None and not text[cursor:line[1]].strip() else None
+    if scope is None:
+        return None
+    name = m.group(1)
+    if not any(home.b.node_text(n) == name and scope[0] <= home.b.char(n.start_byte) < line[0] for n in parameters):
+        return None
+    stored = re.compile(rf"(?:self|this)\.{re.escape(name)}[ \t]*=(?!=)")
+    if stored.search(text[scope[0]:line[0]] + text[line[1]:scope[1]]):
+        return None
+    semicolon = ";" if text[:line[0]].rstrip().endswith(";") else ""
+    return ("" if m.group(2) else " = ") + name + semicolon
 
 
 def _rank(found: dict[str, list[int]], above: str) -> list[str]:

@@ -17,6 +17,10 @@ character it lacks (``_unfinished``) and adds no parse error — unless a like l
 does (``endings``, strict), or the ending gives back a line the edit just cut short
 (``self.c = c or ()`` -> ``self.c = c``).
 
+First of all, ``self.name`` / ``this.name`` typed alone in a function taking a parameter
+``name`` it does not store yet is finished `` = name`` (``endings.parameter_ending``), though it
+parses and its siblings end otherwise (``self.stream = stream`` above ``self.environment``).
+
 **Why.** The document's own lines are the best evidence of how a line like this one ends, and
 the parse tells whether the ending fits.
 
@@ -31,8 +35,9 @@ from collections.abc import Iterator
 from mercury_lsp.next_edit.query import Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.complete.cursor import cursor_line
-from mercury_lsp.next_edit.rules.complete.endings import same_shape, same_start
+from mercury_lsp.next_edit.rules.complete.endings import parameter_ending, same_shape, same_start
 from mercury_lsp.next_edit.rules.confidence import LIKE_LINE_ENDING
+from mercury_lsp.next_edit.symbols import captures
 from mercury_lsp.next_edit.text import diff_region, is_ident_char
 from mercury_lsp.next_edit.tree import ParsedDoc
 
@@ -55,10 +60,14 @@ def run(ctx: RuleContext) -> list[Prediction]:
     if not before and removed is None:  # a line that parses and that the user did not just write
         return []
     language = ctx.grammars.language(home.doc.grammar)
-    like = same_start(home, line, cursor, not before) + same_shape(home, line, cursor, language, not before)
+    stored = parameter_ending(home, captures(ctx.grammars, home)["parameter"], line, cursor)
+    like = ([stored] if stored is not None else []) + same_start(home, line, cursor, not before) + same_shape(
+        home, line, cursor, language, not before)
     tried = 0
     for ending, reason in _endings(ctx, home, like, bool(before)):
-        if not before and (not _unfinished(typed, ending) or (typed + ending).strip() in removed):
+        if ending == stored:
+            reason = "stores the parameter the member is named after"
+        elif not before and (not _unfinished(typed, ending) or (typed + ending).strip() in removed):
             continue
         tried += 1
         if tried > MAX_ENDINGS_TRIED:

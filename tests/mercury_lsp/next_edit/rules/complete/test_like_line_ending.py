@@ -33,6 +33,26 @@ def test_a_javascript_line_that_parses_is_finished_like_its_siblings_with_their_
     assert got == [(cursor, "('FormData');", "complete")]  # renamed in the string too
 
 
+def test_a_member_typed_alone_stores_the_parameter_it_is_named_after():
+    init = ("class CodeGenerator:\n    def __init__(self, environment, name, stream=None):\n        self.name = name\n"
+            "        self.stream = stream\n\n    def write(self, x):\n        self.stream.write(x)\n")
+    cursor, got = completions(init, "        self.environment", "        self.name = name\n", "python", "file:///g.py")
+    assert got == [(cursor, " = environment", "complete")]  # not the siblings' ' = stream'
+    cursor, got = completions(init, "        self.environment = ", "        self.name = name\n", "python", "file:///g.py")
+    assert got == [(cursor, "environment", "complete")]
+    ctor = "class Queue {\n  constructor(limit, name) {\n    this.name = name;\n  }\n}\n"
+    cursor, got = completions(ctor, "    this.limit", "    this.name = name;\n", "javascript", "file:///q.js")
+    assert got == [(cursor, " = limit;", "complete")]  # ';' as the line above
+
+
+def test_a_member_already_stored_or_named_after_no_parameter_is_not_given_one():
+    init = "class C:\n    def __init__(self, size):\n        self.size = size\n        self.total = 0\n"
+    _, got = completions(init, "        self.size", "        self.total = 0\n", "python", "file:///c.py")
+    assert all(text != " = size" for _, text, _ in got)  # stored already
+    _, got = completions(init, "        self.count", "        self.total = 0\n", "python", "file:///c.py")
+    assert all(text != " = count" for _, text, _ in got)  # no parameter 'count'
+
+
 def test_a_python_keyword_argument_is_given_the_comma_of_its_siblings():
     src = "setup(\n    name='x',\n    author='A',\n    url='http://x',\n)\n"
     cursor, got = completions(src, "    version=version", "    author='A',\n", "python", "file:///setup.py")
