@@ -81,7 +81,9 @@ __all__ = ["BY_CODE", "CODES", "FAMILIES", "REGISTRY", "Rule", "RuleContext", "m
 
 # Priority order: the edits the syntax ties to the user's edit first (the user's own text), then
 # the line at the cursor, the repeated edits, the line rules, the imports and the rest; the
-# model's fallbacks last (they run only when nothing before them offered an edit).
+# model's fallbacks last (they run only when nothing before them offered an edit). NE207 comes
+# before NE204: where both change one line, its rewrite carries every change of the example and
+# NE204's one token change (on the tuning sets: 3 more exact, no hit lost).
 REGISTRY: tuple[Rule, ...] = (
     renamed_binding.RULE,
     changed_signature.RULE,
@@ -92,9 +94,9 @@ REGISTRY: tuple[Rule, ...] = (
     repeated_rename.RULE,
     prose_word_rename.RULE,
     affix_rename.RULE,
+    shaped_repeat.RULE,
     repeated_pattern.RULE,
     next_pattern_site.RULE,
-    shaped_repeat.RULE,
     grouped_parameters.RULE,
     superseded_line.RULE,
     moved_lines.RULE,
