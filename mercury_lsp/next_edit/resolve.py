@@ -60,6 +60,11 @@ def resolve(preds: list[Prediction]) -> list[Prediction]:
     return kept
 
 
+# The field naming what a declaration or assignment gives a function to (``const f = x => ...``,
+# ``f = lambda x: ...``, ``let f = |x| ...``).
+ASSIGNED_NAME_FIELDS = ("name", "left", "pattern")
+
+
 def outside_helpers(preds: list[Prediction], by_uri: dict[str, ParsedDoc]) -> list[Prediction]:
     """``preds`` without the edits inside a function their new text names (module docstring)."""
     functions: dict[str, dict[str, list[tuple[int, int]]]] = {}
@@ -91,8 +96,17 @@ def _functions(doc: ParsedDoc) -> dict[str, list[tuple[int, int]]]:
     """Name -> code-point spans of the functions (and methods) of ``doc`` defined with that name."""
     out: dict[str, list[tuple[int, int]]] = {}
     for n in walk(doc.tree.root_node):
-        if n.type in FUNCTION_SCOPES and (name := n.child_by_field_name("name")) is not None:
-            out.setdefault(doc.b.node_text(name), []).append((doc.b.char(n.start_byte), doc.b.char(n.end_byte)))
+        if n.type not in FUNCTION_SCOPES:
+            continue
+        name, whole = n.child_by_field_name("name"), n
+        if name is None and n.parent is not None:  # a function given to a name: 'const f = x => ...'
+            whole = n.parent
+            name = next((whole.child_by_field_name(f) for f in ASSIGNED_NAME_FIELDS
+                         if whole.child_by_field_name(f) is not None), None)
+            if name is None or name.type != "identifier":
+                continue
+        if name is not None:
+            out.setdefault(doc.b.node_text(name), []).append((doc.b.char(whole.start_byte), doc.b.char(whole.end_byte)))
     return out
 
 

@@ -68,6 +68,7 @@ from mercury_lsp.next_edit.rules.model import likelihood_drop
 from mercury_lsp.next_edit.rules.repeat import (
     affix_rename,
     grouped_parameters,
+    hole_repeat,
     next_pattern_site,
     prose_word_rename,
     repeated_pattern,
@@ -97,6 +98,7 @@ REGISTRY: tuple[Rule, ...] = (
     shaped_repeat.RULE,
     repeated_pattern.RULE,
     next_pattern_site.RULE,
+    hole_repeat.RULE,
     grouped_parameters.RULE,
     superseded_line.RULE,
     moved_lines.RULE,

@@ -60,6 +60,8 @@ PATTERN_ANCHOR_BONUS = Level(0.05, "per anchor token matched: a longer shared co
                                    "likeness to the example (structural similarity)")
 PATTERN_CAP = Level(0.95, "however long its anchor, a repeated pattern stays a generalisation of the "
                           "user's edit, never certain")
+HOLE_REPEAT = Level(0.45, "the last change repeated where the same tokens stand but for the one name, string or "
+                         "number it carried: the place's own is filled in")
 NEXT_PATTERN_SITE = Level(0.35, "the next place below the cursor of a change that matches too many places: "
                                 "a guess at where the user goes next")
 GROUPED_PARAMETERS = Level(0.5, "another signature spelling one type for each of consecutive parameters, grouped "

@@ -161,7 +161,35 @@ def line_renames(before: str, after: str) -> tuple[list[tuple[int, str, str]], l
             if found.get(old, [(0, old, new)])[0][2] != new:
                 conflicts.add(old)
             found.setdefault(old, []).append((off, old, new))
+    # two names swapped (``red`` <-> ``italic`` reordered in a line) are a reorder, not two renames
+    conflicts |= {old for old, rs in found.items() if rs[0][2] in found and found[rs[0][2]][0][2] == old}
     return [r for old, rs in found.items() if old not in conflicts for r in rs], changed
+
+
+# Calls by a plain name (no member, no path): what an external name is switched at (``external``).
+CALLS = ("call", "call_expression", "macro_invocation")
+
+
+def external(parsed: list[ParsedDoc], home: ParsedDoc, start: int, old: str, new: str) -> bool:
+    """The edit switched the callee of a call by a plain name (``println!(...)`` -> ``print!(...)``,
+    ``len(x)`` -> ``size(x)``) from a name no open document of the language binds, now or before
+    the recent edits, and the document does not import: a builtin or another library's function,
+    which cannot be renamed — its other calls are the user's to switch or not (NE111 follows a
+    switch to a new helper)."""
+    b = home.b.byte(start)
+    node = home.tree.root_node.descendant_for_byte_range(b, b + len(new.encode("utf-8")))
+    parent = node.parent if node is not None else None
+    if parent is None or node.type != "identifier" or parent.type not in CALLS or parent.named_children[:1] != [node]:
+        return False
+    if imported(home.doc, old):
+        return False
+    word = re.compile(rf"(?<![\w$.]){re.escape(old)}(?![\w$])")
+    for p in parsed:
+        if p.doc.grammar == home.doc.grammar and any(binds(p, m.start(), old) for m in word.finditer(p.doc.text)):
+            return False
+    oldest = home.doc.history[-1] if home.doc.history else home.doc.text
+    return not re.search(rf"(?:def|fn|func|function|class|struct|enum|trait|type|interface|let|const|var|static)\s+"
+                         rf"(?:mut\s+)?{re.escape(old)}(?![\w$])", oldest)
 
 
 @dataclass
@@ -238,6 +266,8 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc, grammars: Gramma
             continue  # a switch between two names the module imports (Display::fmt -> Debug::fmt)
         if redeclared(home, old, start):
             continue  # the old name declared anew: its uses are that declaration's
+        if external(parsed, home, start, old, new):
+            continue  # one use of a builtin or another library's name switched: no rename
         got = _sites(parsed, home, start, old, new, grammars)
         if got is not None:  # the old name's occurrences the user wrote for something else stay
             out = _candidates(got[0], got[1], home, old, new, changed if old in targets else (), got[2])
@@ -250,7 +280,8 @@ def rename_candidates(parsed: list[ParsedDoc], home: ParsedDoc, grammars: Gramma
         if not (binds(home, start, new) or fresh_name(new, home.doc, scope_of(home, start))):
             continue
         if declared_elsewhere(home, old, start) and declared_elsewhere(home, new, start) \
-                or redeclared(home, old, start) or both_imported(home.doc, old, new):
+                or redeclared(home, old, start) or both_imported(home.doc, old, new) \
+                or external(parsed, home, start, old, new):
             continue
         got = _sites(parsed, home, start, old, new, grammars)
         if got is None:

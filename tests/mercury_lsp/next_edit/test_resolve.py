@@ -88,6 +88,23 @@ def test_a_replacement_never_reaches_into_the_helper_its_new_text_calls():
                                                                 'func b(err error) error {\n\treturn wrap(err)')
 
 
+def test_a_helper_given_to_a_name_is_a_helper_too():
+    """``const isKey = k => ...`` (JavaScript) and ``is_key = lambda k: ...`` (Python) are
+    functions named by their declaration: a replacement by a call of them stays out of them."""
+    js = ("const isKey = k => typeof k === 'string' || typeof k === 'symbol';\n\n"
+          "function a(name) {\n\treturn typeof name === 'string' || typeof name === 'symbol';\n}\n\n"
+          "function b(name) {\n\treturn typeof name === 'string' || typeof name === 'symbol';\n}\n")
+    after = js.replace("\treturn typeof name === 'string' || typeof name === 'symbol';\n}\n\nfunction b",
+                       "\treturn isKey(name);\n}\n\nfunction b")
+    preds = predicted(doc("file:///k.js", after, (js,), (1.0,), grammar="javascript"), cursor=after.index("isKey(name)"))
+    assert "const isKey = k => typeof k === 'string'" in applied(after, preds, "file:///k.js")
+    py = ("is_key = lambda k: isinstance(k, (str, bytes))\n\n\ndef a(v):\n    return isinstance(v, (str, bytes))\n\n\n"
+          "def b(k):\n    return isinstance(k, (str, bytes))\n")
+    after = py.replace("    return isinstance(v, (str, bytes))", "    return is_key(v)")
+    preds = predicted(doc("file:///k.py", after, (py,), (1.0,)), cursor=after.index("is_key(v)"))
+    assert applied(after, preds, "file:///k.py").startswith("is_key = lambda k: isinstance(k, (str, bytes))")
+
+
 def test_a_function_renamed_at_its_definition_still_has_its_recursive_calls_renamed():
     py = "def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\n\n\nprint(fact(5))\n"
     after = py.replace("def fact(", "def factorial(")

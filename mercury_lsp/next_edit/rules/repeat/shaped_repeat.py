@@ -70,7 +70,7 @@ MAX_HOLES = 2  # more differing tokens: another statement that looks alike, not 
 MAX_DISTANCE_LINES = 400
 
 
-def _kind(tok: str) -> str | None:
+def hole_kind(tok: str) -> str | None:
     """The class of a token that may be a hole: a string, a number or a name (no keyword)."""
     if tok[0] in "\"'`":
         return "string"
@@ -93,10 +93,10 @@ def holes(example: list[str], site: list[str]) -> dict[str, str] | None:
     for a, b in zip(example, site, strict=True):
         if a == b:
             same.add(a)
-            shared += _kind(a) in ("name", "string")
+            shared += hole_kind(a) in ("name", "string")
             continue
-        kind = _kind(a)
-        if kind is None or kind != _kind(b) or found.get(a, b) != b:
+        kind = hole_kind(a)
+        if kind is None or kind != hole_kind(b) or found.get(a, b) != b:
             return None
         found[a] = b
     if not found or len(found) > MAX_HOLES or len(set(found.values())) != len(found) or shared < len(found):
@@ -136,7 +136,7 @@ def _renames_binding(ctx: RuleContext, ex: Example, example: list[str], rewritte
     -> ``self.total = 0``): a rename, whose sites the rename rules find by scope and owner — a
     sibling line of another binding or another class's member is not one of them."""
     head, tail = shared_ends(example, rewritten)
-    if len(example) - head - tail != 1 or len(rewritten) - head - tail != 1 or _kind(rewritten[head]) != "name":
+    if len(example) - head - tail != 1 or len(rewritten) - head - tail != 1 or hole_kind(rewritten[head]) != "name":
         return False
     home = ctx.by_uri.get(ex.doc.uri)
     at = to_current(ex, diff_region(ex.before, ex.after)[0])
@@ -152,7 +152,7 @@ def _brought_locals(home, ex: Example, lo: int, hi: int, example: set[str]) -> l
     if home is None or ex.after != home.doc.text:
         return []
     names = {m.group() for m in SHAPE_TOKEN.finditer(ex.after, lo, hi)
-             if m.group() not in example and _kind(m.group()) == "name" and not non_code(home, m.start())}
+             if m.group() not in example and hole_kind(m.group()) == "name" and not non_code(home, m.start())}
     return [spans for spans in (local_only_scopes(home, n) for n in sorted(names)) if spans]
 
 
