@@ -8,7 +8,8 @@ indentation).
 * **deleted lines** — the block of lines an edit deleted (``fmt.Println("err:", err)``, a
   debugging print; ``var minWidth = 40;``, a now-unused local) is deleted wherever the same block
   still stands, in the example's document and the open documents of its language — except in
-  text the examples just wrote (the block moved, or written again: deleting it undoes the user);
+  text the examples just wrote (the block moved, or written again: deleting it undoes the user)
+  and, for imports of other libraries, where the document's code still uses a name they bring;
 * **inserted lines** — the lines an edit inserted between two lines are inserted between every
   other such pair of lines, or, where no pair stands, above every other line like the one below
   them (``f.wroteHeader = true`` above ``fl := f.basicWriter.ResponseWriter.(http.Flusher)`` in
@@ -61,6 +62,8 @@ MAX_INSERTION_SITES = 2
 MAX_INSERTED_LINES = 3
 # Words of an import line that name no imported thing.
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")  # a module's path, which names nothing of the code
+# An import of the project's own modules: relative (Python, ECMAScript) or from the crate (Rust).
+OWN_MODULE = re.compile(r"^\s*from\s+\.|['\"]\.\.?/|\b(?:crate|super|self)::")
 IMPORT_WORDS = frozenset(("import", "from", "as", "use", "pub", "extern", "crate", "self", "super", "type", "include"))
 
 
@@ -82,7 +85,8 @@ def run(ctx: RuleContext) -> list[Prediction]:
             else:
                 found = [(d, s) for d in ctx.same_language(ex.doc) for s in block_sites(change, d)
                          if not (change.deleted and any(s[0] < hi and lo < s[1] for lo, hi in fresh.get(d.uri, ())))
-                         and (d.uri == ex.doc.uri or not change.inserted or _uses_import(change.inserted, d.text))]
+                         and (d.uri == ex.doc.uri or not change.inserted or _uses_import(change.inserted, d.text))
+                         and not (change.deleted and _imports_used(change.deleted, d.text))]
                 limit = opts.repeat_max_sites if change.deleted else MAX_INSERTION_SITES
             if not found or len(found) > limit:
                 continue
@@ -106,6 +110,17 @@ def run(ctx: RuleContext) -> list[Prediction]:
 def _siblings(a: str, b: str) -> bool:
     """Two documents of one folder."""
     return a.rsplit("/", 1)[0] == b.rsplit("/", 1)[0]
+
+
+def _imports_used(deleted: tuple[str, ...], text: str) -> bool:
+    """Deleted lines that are all imports of other libraries, of which the document's code still
+    uses a name: the import stays where it is still needed (``from pathlib import Path`` deleted
+    from a module that no longer uses ``Path`` is no deletion for a module that does — it would
+    break it). An import of the project's own module (``from .errors import ExpiredError``) goes
+    with the user removing that name from the project, its uses next (on heldout4, 1 hit)."""
+    lines = [x for x in deleted if x.strip()]
+    return (bool(lines) and all(IMPORT_LINE.match(x) and not OWN_MODULE.search(x) for x in lines)
+            and _uses_import(deleted, text))
 
 
 def _uses_import(inserted: tuple[str, ...], text: str) -> bool:

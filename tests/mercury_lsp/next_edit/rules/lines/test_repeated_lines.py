@@ -95,6 +95,29 @@ def test_an_import_the_other_document_does_not_use_is_not_repeated_there_javascr
     assert [p.new_text for p in preds] == ["import {pEvent} from 'p-event';\n"]
 
 
+def test_an_import_deleted_stays_where_its_library_is_still_used_but_a_project_module_goes():
+    """Python: ``from pathlib import Path`` deleted where ``Path`` is unused stays in looponfail.py,
+    which uses it, and goes from util.py, which does not; ``from .errors import ExpiredError`` (the
+    project's own name, being removed) goes though ttlcache.py still raises it. JavaScript: the
+    same for ``import path from 'path'``."""
+    src = "from pathlib import Path\nimport os\n\n\ndef root():\n    return os.getcwd()\n"
+    after = src.replace("from pathlib import Path\n", "")
+    uses = "from pathlib import Path\nimport os\n\n\ndef roots(c):\n    return [Path(r) for r in c]\n"
+    unused = "from pathlib import Path\nimport os\n\n\ndef here():\n    return os.sep\n"
+    home = doc("file:///plugin.py", after, (src,), (1.0,))
+    preds = [p for p in ask(home, doc("file:///looponfail.py", uses), doc("file:///util.py", unused)) if p.rule == "NE301"]
+    assert {p.uri for p in preds} == {"file:///util.py"}
+    own = "from .errors import ExpiredError\nimport os\n\n\ndef names():\n    return os.sep\n"
+    raising = "from .errors import ExpiredError\nimport os\n\n\ndef get(k):\n    raise ExpiredError(k)\n"
+    home = doc("file:///pkg/__init__.py", own.replace("from .errors import ExpiredError\n", ""), (own,), (1.0,))
+    preds = [p for p in ask(home, doc("file:///pkg/ttlcache.py", raising)) if p.rule == "NE301"]
+    assert [p.uri for p in preds] == ["file:///pkg/ttlcache.py"]
+    js = "import path from 'path';\nimport fs from 'fs';\n\nexport const read = (p) => fs.readFileSync(p);\n"
+    home = doc("file:///a.js", js.replace("import path from 'path';\n", ""), (js,), (1.0,), grammar="javascript")
+    joined = "import path from 'path';\nimport fs from 'fs';\n\nexport const at = (p) => path.join(p, 'x');\n"
+    assert not [p for p in ask(home, doc("file:///b.js", joined, grammar="javascript")) if p.rule == "NE301"]
+
+
 def _header_edits(example_before: str, example_after: str, others: dict[str, str], grammar: str, uri: str):
     home = doc(uri, example_after, (example_before,), (1.0,), grammar=grammar)
     docs = [home, *(doc(u, t, grammar=grammar) for u, t in others.items())]
