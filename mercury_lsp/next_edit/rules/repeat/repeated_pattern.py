@@ -21,7 +21,8 @@ example, not only by count — a place whose changed line reads unlike the examp
 must be anchored on a name of the user's code, not on punctuation, keywords and built-in types
 alone (``?: string`` + `` | URL`` stands at every field of that type); an item added to one
 function's argument list repeats in that function's lists only; a change of one of two
-identical lines repeats at the same one of each such pair (``_twin_side``); an insertion is never repeated where its text already stands beside
+identical lines repeats at the same one of each such pair (``_twin_side``); a replacement by a name is never made in the assignment that defines that name
+(``_defines_inserted``: ``x = x``); an insertion is never repeated where its text already stands beside
 the place (``_already_there``: the place was changed already, or the example's own place); text naming a local
 of the example's function is not repeated where that name is unknown (another document,
 another function). Text inserted right after a string literal closes is code, not the string's
@@ -56,7 +57,15 @@ from mercury_lsp.next_edit.rules.repeat.tokens import (
     keyword_shape,
 )
 from mercury_lsp.next_edit.scopes import binding_kind, binds, scope_of, word_in
-from mercury_lsp.next_edit.text import IDENT, IMPORT_LINE, KEYWORDS, TOKEN, diff_region, line_bounds
+from mercury_lsp.next_edit.text import (
+    IDENT,
+    IMPORT_LINE,
+    KEYWORDS,
+    TOKEN,
+    diff_region,
+    is_identifier,
+    line_bounds,
+)
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 # Built-in type names (any of the project's languages): no name of the user's code.
@@ -101,7 +110,8 @@ def sites(ctx: RuleContext, ex: Example, rule: TokenRule, docs: list[tuple[DocSt
         found = [s for s in found if not (s.doc is home and (s.start < hi and lo < s.end or s.start == s.end and lo <= s.start <= hi))
                  and not (not variant.deleted and _already_there(s))
                  and (s.doc is home or all(word_in(n, s.doc.text) for n in local_names))
-                 and (twin is None or _has_twin(s.doc.text, s.start, twin))]
+                 and (twin is None or _has_twin(s.doc.text, s.start, twin))
+                 and not _defines_inserted(s, rule)]
         if len(found) > opts.repeat_max_sites:
             if next_one is None and variant is not shaped:
                 next_one = next_pattern_site.pick(found, query, ex.age)
@@ -165,6 +175,18 @@ def _already_there(site: Site) -> bool:
     lo, hi = line_bounds(text, site.start, site.end)
     before, after = TOKEN.findall(text[lo:site.start]), TOKEN.findall(text[site.end:hi])
     return after[:len(new)] == new or before[len(before) - len(new):] == new
+
+
+def _defines_inserted(site: Site, rule: TokenRule) -> bool:
+    """The site is the value of the very assignment that defines the name the rule inserts
+    (``config_roots = config.getini("roots")`` just written, the rule ``config.getini("roots")``
+    -> ``config_roots``): replacing it would assign the name to itself."""
+    name = rule.inserted.strip()
+    if not is_identifier(name):
+        return False
+    text = site.doc.text
+    head = text[text.rfind("\n", 0, site.start) + 1:site.start]
+    return re.fullmatch(rf"[ \t]*(?:(?:let|const|var)\s+(?:mut\s+)?)?{re.escape(name)}\s*(?::[^=]*)?:?=\s*", head) is not None
 
 
 def _twin_side(ex: Example) -> int | None:

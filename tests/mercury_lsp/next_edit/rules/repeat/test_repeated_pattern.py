@@ -326,3 +326,20 @@ def test_a_trailing_line_comment_deleted_repeats_in_go():
     src = ("package q\n\nfunc a() int {\n\treturn parse(2, mode) // nolint:gosec\n}\n\n"
            "func b() int {\n\treturn parse(3, mode) // nolint:gosec\n}\n")
     assert repeated_everywhere(src, " // nolint:gosec", "", "file:///q.go", "go")
+
+
+def test_a_value_replaced_by_its_new_name_is_not_replaced_in_the_assignment_defining_it():
+    """``config.getini("roots")`` -> ``config_roots`` after ``config_roots = config.getini("roots")``
+    was written: the other reads change, the definition does not become ``config_roots =
+    config_roots`` (Python, JavaScript)."""
+    src = 'def roots(config):\n    rootdirs = [Path(r) for r in config.getini("roots")]\n    return rootdirs\n'
+    after = src.replace('    rootdirs = [Path(r) for r in config.getini("roots")]',
+                        '    config_roots = config.getini("roots")\n    if not config_roots:\n        config_roots = [cwd]\n'
+                        '    rootdirs = [Path(r) for r in config_roots]')
+    got = applied(after, ask(doc("file:///p.py", after, (src,), (1.0,))), "file:///p.py")
+    assert 'config_roots = config.getini("roots")' in got
+    js = "function a(opts) {\n  const n = use(opts.items.length);\n  return n;\n}\n"
+    after = js.replace("  const n = use(opts.items.length);",
+                       "  const count = opts.items.length;\n  if (!count) {\n    return 0;\n  }\n  const n = use(count);")
+    got = applied(after, ask(doc("file:///a.js", after, (js,), (1.0,), grammar="javascript")), "file:///a.js")
+    assert "const count = opts.items.length;" in got
