@@ -9,6 +9,8 @@ Otherwise the model-only path (``drop_candidates``) takes identifiers whose like
 
 from __future__ import annotations
 
+import re
+
 from mercury_lsp.next_edit.members import ambiguous, family, literal_keys, owner_at, tied
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
 from mercury_lsp.next_edit.scopes import (
@@ -170,6 +172,8 @@ def rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str
                 scope = enclosing(scope, PY_FUNCTION_SCOPES + PY_COMPREHENSIONS)
             role = "local" if scope is not None else "global"
     sites: list = []
+    if role == "attribute" and not _declared_attribute(parsed, home, old):
+        return [], "attribute"  # another library's attribute (a mock's ``return_value``): not the user's to rename
     if role in ("method", "attribute"):
         for p in parsed:
             if p.doc.grammar == home.doc.grammar:
@@ -179,6 +183,17 @@ def rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str
         return [(home, n) for n in variable_occurrences(scope, old, b)], role
     # module-level: the other documents are reached through the export machinery (``exports``)
     return [(home, n) for n in variable_occurrences(home.tree.root_node, old, b)], "module-level " + role
+
+
+def _declared_attribute(parsed: list[ParsedDoc], home: ParsedDoc, name: str) -> bool:
+    """Some open document of ``home``'s grammar (or ``home`` before the recent edits) declares the
+    attribute ``name``: assigns it on ``self`` or ``cls`` (a type annotation between), defines a
+    method of that name, or assigns or annotates it at a line's start (a class body's field, a
+    dataclass's)."""
+    rx = re.compile(rf"(?:\b(?:self|cls)\.{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)|^[ \t]*(?:async\s+)?def\s+{re.escape(name)}\b"
+                    rf"|^[ \t]+{re.escape(name)}\s*[:=](?!=))", re.M)
+    texts = [p.doc.text for p in parsed if p.doc.grammar == home.doc.grammar] + list(home.doc.history[-1:])
+    return any(rx.search(t) for t in texts)
 
 
 def member_sites(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str, sites: list) -> list:

@@ -12,7 +12,11 @@ bring no more, that the document does not define, and that code still uses, is s
   (``strip_current_dir(path)`` -> ``path``); a line left assigning a name to itself
   (``let input = strip_current_dir(input);``) is deleted;
 * **deleted** — any other use (a path through it: ``libc::isatty(...)``) takes its statement with
-  it (``removed.statement_lines``: a short statement that defines nothing).
+  it (``removed.statement_lines``: a short statement that defines nothing), but a statement giving
+  its function's result (``return cast(T, x)``), which is the user's to rewrite.
+
+A module path is no name an import brings (``progress`` of ``use crate::progress::{Bar}``, ``m``
+of ``from m import x``): a field of that name is no use of it.
 
 Uses in comments, strings and the import statements themselves are left alone; more than
 ``MAX_SITES`` uses of one name: the user is reworking the code, nothing is offered for it.
@@ -30,16 +34,31 @@ from mercury_lsp.next_edit.rules.base import RuleContext
 from mercury_lsp.next_edit.rules.confidence import UNIMPORTED_RENAME, UNIMPORTED_USE
 from mercury_lsp.next_edit.statements import statement_lines, widened
 from mercury_lsp.next_edit.symbols import captures, parsed_before
-from mercury_lsp.next_edit.text import is_identifier
+from mercury_lsp.next_edit.text import QUOTED, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc
 
+# What an import statement names that it does not bring (``_import_words``): the module of
+# Python's ``from m import x``, a segment a path goes on from (``a::b``, ``a.b``).
+PYTHON_FROM = re.compile(r"^\s*from\s+\S+")
+PATH_GOES_ON = re.compile(r"\s*(?:::|\.)\s*[\w{*]")
+# Statements that give their function's result: deleting one for a stale name changes what the
+# function does (``return cast(T, x)``); its use is the user's to rewrite.
+RESULT_STATEMENT = re.compile(r"\s*(?:return|raise|throw|yield)\b")
 MIN_NAME_CHARS = 3  # a replacement name shorter than this ('re', 'os') pairs with too much
 MAX_SITES = 6
 SELF_ASSIGNMENT = re.compile(r"^[ \t]*(?:(?:let|const|var)\s+(?:mut\s+)?)?([A-Za-z_$][\w$]*)\s*:?=\s*\1\s*;?[ \t]*$")
 
 
 def _import_words(doc: ParsedDoc, caps: dict) -> set[str]:
-    return {w for n in caps["import"] for w in WORD.findall(doc.b.node_text(n)) if is_identifier(w)}
+    """The names the import statements bring: their words but the module paths' (a quoted path —
+    in Go its last part, the package's name —, ``from m`` of Python, a segment a path goes on
+    from: ``progress`` of ``use crate::progress::{Bar}``)."""
+    out = set()
+    for n in caps["import"]:
+        path = (lambda m: " " + m.group()[1:-1].rstrip("/").rsplit("/", 1)[-1] + " ") if doc.doc.grammar == "go" else ""
+        text = PYTHON_FROM.sub("", QUOTED.sub(path, doc.b.node_text(n)))  # Go: a package is its path's last part
+        out |= {m.group() for m in WORD.finditer(text) if is_identifier(m.group()) and not PATH_GOES_ON.match(text, m.end())}
+    return out
 
 
 def _paired(old: str, added: set[str]) -> str | None:
@@ -112,6 +131,8 @@ def stale_uses(ctx: RuleContext) -> list[Prediction]:
             arg = _argument(text, paren) if paren < len(text) and text[paren] == "(" else None
             if arg is None:  # a path through it ('libc::isatty(...)', 'OnceLock::new()'): its statement goes
                 span = statement_lines(home, at)
+                if span is not None and RESULT_STATEMENT.match(text, span[0]):
+                    continue  # the function's result: the user's to rewrite
                 if span is not None and not any(p.start < span[1] and span[0] < p.end for p in out):
                     out.append(Prediction(home.doc.uri, *span, "", UNIMPORTED_USE.value,
                                           f"'{name}' is no longer imported: the statement using it goes", "import",

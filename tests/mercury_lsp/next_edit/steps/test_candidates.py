@@ -145,3 +145,21 @@ def test_switch_to_a_new_python_parameter_stays_in_its_function():
     preds = ask("file:///a.py", after, (mid, before), "python")
     got = apply_edits(after, [(p.start, p.end, p.new_text) for p in preds])
     assert 'logging.info("c")' in got and "import logging\n" in got
+
+
+def test_no_rename_for_a_swap_a_library_callee_or_a_library_attribute():
+    """Two names swapped in a line (JavaScript), a builtin macro switched at one call (Rust), an
+    attribute of another library's object (a mock's ``return_value``, Python): none is a rename."""
+    js = "test('order', t => {\n\tt.is(f(red, italic), g(red));\n\tt.is(f(red, italic), h(italic));\n});\n"
+    after = js.replace("t.is(f(red, italic), g(red))", "t.is(f(italic, red), g(red))")
+    assert [p for p in ask("file:///t.js", after, (js,), "javascript") if p.rule == "NE101"] == []
+    rs = 'fn show(a: &str) {\n    println!("{}", a);\n    println!("{}", a);\n    println!("done");\n}\n'
+    after = rs.replace('    println!("{}", a);\n', '    print!("{}", a);\n', 1)
+    assert [p for p in ask("file:///s.rs", after, (rs,), "rust") if p.rule == "NE101"] == []
+    py = ("def spy(result, e):\n    result.return_value = e\n    return result\n\n\n"
+          "def check(spy):\n    assert spy.return_value == 1\n")
+    after = py.replace("result.return_value = e", "result.side_effect = e")
+    assert [p for p in ask("file:///p.py", after, (py,), "python") if p.rule == "NE101"] == []
+    own = "class Box:\n    def __init__(self):\n        self.size = 0\n\n    def grow(self):\n        self.size += 1\n"
+    after = own.replace("self.size = 0", "self.length = 0")
+    assert [p.new_text for p in ask("file:///b.py", after, (own,), "python") if p.rule == "NE101"] == ["length"]

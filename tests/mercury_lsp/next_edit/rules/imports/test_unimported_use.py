@@ -49,3 +49,18 @@ def test_a_path_through_a_crate_no_longer_imported_takes_its_statement():
     got = stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G))
     assert applied(after, got) == after.replace(
         "    let istty = unsafe { libc::isatty(libc::STDOUT_FILENO as i32) } != 0;\n\n", "")
+
+
+def test_a_module_path_is_no_imported_name_and_a_result_statement_stays():
+    """Rust: ``use crate::progress::{Bar}`` -> ``use crate::state::{Bar}`` brings ``Bar`` still;
+    ``progress`` was a path segment, and the field ``progress:`` is no use of it. Python: the
+    statement returning ``cast(...)`` is the function's result, not deleted with the import."""
+    src = ("use crate::progress::{Bar};\n\nfn wrap(b: Bar) -> Iter {\n    Iter {\n        progress: b.clone(),\n"
+           "    }\n}\n")
+    after = src.replace("crate::progress::", "crate::state::")
+    d = doc("file:///bar.rs", after, (src,), grammar="rust")
+    assert stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
+    src = "from typing import cast\n\n\ndef mock(m):\n    note(m)\n    return cast(Mock, m.build())\n"
+    after = src.replace("from typing import cast\n", "")
+    d = doc("file:///plugin.py", after, (src,))
+    assert stale_uses(rule_context(NextEditQuery((d,), d.uri, 0), G)) == []
