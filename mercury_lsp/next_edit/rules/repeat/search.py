@@ -11,7 +11,9 @@ tokens is); re-wrapped prose is not repeated at all, nor prose rewritten with mo
 (``nextEdit.disabledRules``) leaves its places to the others before the ranking. When the
 scope-aware rename search found the rename (NE101), the family's renames are left to it. Whether an
 example is code or prose is read where its change stands: a deleted comment is prose though the
-place it leaves is code, and text inserted right after a string closes is code.
+place it leaves is code, and text inserted right after a string closes is code. A module of an
+import's path renamed (``use crate::progress::{Bar}`` -> ``crate::state``) repeats at the other
+import lines through it (NE204), never at code that spells the same word.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from mercury_lsp.next_edit.rules.repeat import (
 from mercury_lsp.next_edit.rules.repeat.patterns import Site
 from mercury_lsp.next_edit.rules.repeat.tokens import TokenRule, generalise, rules_from_edit
 from mercury_lsp.next_edit.scopes import distinctive
-from mercury_lsp.next_edit.text import diff_region
+from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, line_bounds
 
 EXAMPLES = 3  # the newest edits (across documents, ``examples``) read as examples
 RENAMED_BINDING = "NE101"  # the rename search whose renames the family's renames give way to
@@ -52,6 +54,9 @@ RENAMED_BINDING = "NE101"  # the rename search whose renames the family's rename
 # with code's punctuation in it (``: ' + enc`` appended to an error message's string) is code
 # written into a string, and repeats (3 hits on heldout4).
 MAX_PROSE_WORDS = 2
+# A module path going on after a name, or coming to it (``_path_segment``).
+PATH_AFTER = re.compile(r"\s*(?:::|\.)\s*[\w{*]")
+PATH_BEFORE = re.compile(r"(?:::|\.)\s*\Z")
 CODE_CHARACTERS = re.compile(r"[+=(){}\[\]<>\"`]")
 
 
@@ -77,6 +82,15 @@ def _deletes_comment(rule: TokenRule, grammar: str | None) -> bool:
     d = rule.deleted
     return bool(d) and not rule.inserted.strip() and (
         d[0] == "#" and grammar == "python" or d[:2] in (("/", "/"), ("/", "*")))
+
+
+def _path_segment(text: str, lo: int, hi: int) -> bool:
+    """``text[lo:hi]`` is a segment of an import line's module path: a path goes on after it or
+    comes to it (``progress`` of ``use crate::progress::{Bar}``, ``old`` of ``from pkg.old import
+    x``), not a name the import brings."""
+    start = line_bounds(text, lo, lo)[0]
+    return (IMPORT_LINE.match(text, start) is not None
+            and (PATH_AFTER.match(text, hi) is not None or PATH_BEFORE.search(text, start, lo) is not None))
 
 
 def _edited(ex: Example) -> tuple[int, int]:
@@ -109,10 +123,18 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
             continue  # prose re-wrapped: each paragraph breaks its own lines
         if not in_code and len(rule.inserted.split()) > MAX_PROSE_WORDS and not CODE_CHARACTERS.search(rule.inserted):
             continue  # a sentence rewritten is its comment's own
+        if rule.is_rename and in_code and _path_segment(home.text, lo, hi):
+            # a module of an import's path renamed (``use crate::progress::{...}`` -> ``crate::state``):
+            # the other imports through it follow, and nothing else (a field may share its name)
+            sites.extend(s for s in repeated_pattern.sites(ctx, ex, rule, docs, home_parsed, in_code)
+                         if IMPORT_LINE.match(s.doc.text, line_bounds(s.doc.text, s.start, s.start)[0]))
+            continue
         if rule.is_rename:
             word_of_prose = not in_code and not distinctive(rule.deleted[0])
             if word_of_prose:
                 sites.extend(prose_word_rename.sites(rule, home, home_parsed, (lo, hi)))
+            if not in_code and not ex.age:
+                sites.extend(prose_word_rename.doc_subject(rule, home, (lo, hi)))
             if ex.age:
                 continue  # an older example's renames in code are the rename search's (whole history)
             binding = repeated_rename.renames_binding(rule, home, home_parsed)

@@ -27,3 +27,20 @@ def test_a_docstring_rename_two_edits_back_is_still_followed():
     two = one.replace("iterable only.", "iterable only:")
     preds = ask(doc("file:///m.py", two, (one, src), (2.0, 1.0)), cursor=two.index("only:"))
     assert applied(two, preds, "file:///m.py") == two.replace("sort_together(data)", "sort_together(iterables)")
+
+
+def test_a_doc_comments_first_word_renamed_renames_the_declaration_below():
+    """Go: ``// Batch creates ...`` -> ``// Buffer creates ...`` above ``func Batch[T any]`` renames
+    the function; Rust ``/// Parse ...`` above ``pub fn parse`` is another word (case), left."""
+    go = ("package lo\n\n// Batch creates a slice of n elements from a channel.\n// Returns the slice.\n"
+          "func Batch[T any](ch <-chan T, size int) []T {\n\treturn nil\n}\n\nfunc use() {\n\tBatch(nil, 1)\n}\n")
+    after = go.replace("// Batch creates", "// Buffer creates")
+    preds = [p for p in ask(doc("file:///channel.go", after, (go,), (1.0,), grammar="go")) if p.rule == "NE202"]
+    assert applied(after, preds, "file:///channel.go") == after.replace("func Batch[", "func Buffer[")
+    rs = "/// Parse reads a version.\npub fn parse(s: &str) -> u8 {\n    0\n}\n"
+    after = rs.replace("/// Parse reads", "/// Read reads")
+    assert [p for p in ask(doc("file:///v.rs", after, (rs,), (1.0,), grammar="rust")) if p.rule == "NE202"] == []
+    rs = "/// Version of the crate.\npub struct Version {\n    major: u8,\n}\n"
+    after = rs.replace("/// Version of", "/// Release of")
+    preds = [p for p in ask(doc("file:///v.rs", after, (rs,), (1.0,), grammar="rust")) if p.rule == "NE202"]
+    assert applied(after, preds, "file:///v.rs") == after.replace("pub struct Version", "pub struct Release")

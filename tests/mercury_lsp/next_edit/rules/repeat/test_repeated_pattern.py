@@ -343,3 +343,19 @@ def test_a_value_replaced_by_its_new_name_is_not_replaced_in_the_assignment_defi
                        "  const count = opts.items.length;\n  if (!count) {\n    return 0;\n  }\n  const n = use(count);")
     got = applied(after, ask(doc("file:///a.js", after, (js,), (1.0,), grammar="javascript")), "file:///a.js")
     assert "const count = opts.items.length;" in got
+
+
+def test_a_module_of_an_import_path_renamed_repeats_at_the_other_imports_only():
+    """Rust: ``use crate::progress::{..}`` -> ``crate::state`` moves the other ``use
+    crate::progress::X`` lines, never the field ``progress:``; Python: ``from pkg.old import a``."""
+    lib = "use crate::progress::{Bar, Draw};\n\nfn f(b: Bar) -> Iter {\n    Iter { progress: b }\n}\n"
+    after = lib.replace("crate::progress::", "crate::state::")
+    style = "use crate::progress::ProgressState;\n\nfn g(s: ProgressState) -> u8 {\n    s.progress\n}\n"
+    preds = ask(doc("file:///src/bar.rs", after, (lib,), (1.0,), grammar="rust"),
+                doc("file:///src/style.rs", style, grammar="rust"))
+    assert applied(style, preds, "file:///src/style.rs") == style.replace("crate::progress::", "crate::state::")
+    assert applied(after, preds, "file:///src/bar.rs") == after  # 'progress: b' is a field
+    py = "from pkg.old import a\nfrom pkg.old import b\n\n\ndef f(old):\n    return old\n"
+    after = py.replace("from pkg.old import a", "from pkg.new import a")
+    got = applied(after, ask(doc("file:///m.py", after, (py,), (1.0,))), "file:///m.py")
+    assert got == after.replace("from pkg.old import b", "from pkg.new import b")
