@@ -108,7 +108,8 @@ def match_sites(rule: TokenRule, doc: DocState, parsed: ParsedDoc | None, in_cod
 
 
 def backed_off(rule: TokenRule):
-    """The rule with shorter anchors, longest first (both sides kept for an insertion); last, for
+    """The rule with shorter anchors, longest first (both sides kept for an insertion and a
+    deletion; a replacement also under one side's anchor alone); last, for
     a long deleted run, no anchor at all. (Identifiers are abstracted only where two examples
     disagree, ``rules.generalise``: abstracting one example's anchors matched unrelated sites —
     every ``import x from`` for one import's new names.)"""
@@ -117,13 +118,21 @@ def backed_off(rule: TokenRule):
     # kept whole while the trail backs off
     whole = (rule.lead,) if len(rule.lead) > CONTEXT_TOKENS and not rule.layout else ()
     for n in range(max(CONTEXT_TOKENS, len(rule.lead), len(rule.trail)), 0, -1):
+        # a replacement also under its anchor of one side (the other differs: ``2010-2018`` then
+        # ``, B.`` or `` B.``); a deletion needs both, the spacing it took is the trail's to say
+        one_sided = ((rule.lead[-n:], ()), ((), rule.trail[:n])) if rule.deleted and rule.inserted.strip() else ()
         for lead, trail in ((rule.lead[-n:], rule.trail[:n]), *((w, rule.trail[:n]) for w in whole),
                             (rule.lead[-n:], rule.trail[:n - 1]),
-                            (rule.lead[len(rule.lead) - n + 1:] if n > 1 else (), rule.trail[:n])):
+                            (rule.lead[len(rule.lead) - n + 1:] if n > 1 else (), rule.trail[:n]), *one_sided):
             if (not rule.deleted and not (lead and trail)) or not (lead or trail):
                 continue
             if (lead, trail) not in seen:
                 seen.add((lead, trail))
-                yield replace(rule, lead=lead, trail=trail)
+                # the inserted text runs from the lead's end to the trail's start: without the
+                # anchor of a side, the spacing on that side stays the site's own
+                inserted = rule.inserted.rstrip(" \t") if rule.trail and not trail else rule.inserted
+                inserted = inserted.lstrip(" \t") if rule.lead and not lead else inserted
+                yield replace(rule, lead=lead, trail=trail,
+                              inserted=inserted if rule.deleted and rule.inserted.strip() else rule.inserted)
     if len(rule.deleted) >= ANCHORLESS_MIN_TOKENS and rule.pattern_chars >= ANCHORLESS_MIN_CHARS:
         yield replace(rule, lead=(), trail=(), inserted=rule.inserted.strip())

@@ -359,3 +359,20 @@ def test_a_module_of_an_import_path_renamed_repeats_at_the_other_imports_only():
     after = py.replace("from pkg.old import a", "from pkg.new import a")
     got = applied(after, ask(doc("file:///m.py", after, (py,), (1.0,))), "file:///m.py")
     assert got == after.replace("from pkg.old import b", "from pkg.new import b")
+
+
+def test_a_replacement_anchored_on_one_side_alone_when_the_other_differs():
+    """``2010-2018`` -> ``2010-2019`` in a string, then the same years in another file's comment,
+    where the anchor after the change differs (``,`` / `` Benjamin``): the lead alone places it
+    (Python, JavaScript)."""
+    conf = 'copyright = u"2010-2018, Benjamin Peterson"\n'
+    after = conf.replace("2018", "2019")
+    setup = "# Copyright (c) 2010-2018 Benjamin Peterson\nimport os\n"
+    preds = ask(doc("file:///docs/conf.py", after, (conf,), (1.0,)), doc("file:///setup.py", setup))
+    assert applied(setup, preds, "file:///setup.py") == setup.replace("2018", "2019")
+    js = "const banner = 'v1.4.2 (c) 2015-2020 someone';\n"
+    after = js.replace("2015-2020", "2015-2021")
+    other = "// (c) 2015-2020 Someone Else\nexport default 1;\n"
+    preds = ask(doc("file:///a.js", after, (js,), (1.0,), grammar="javascript"),
+                doc("file:///b.js", other, grammar="javascript"))
+    assert applied(other, preds, "file:///b.js") == other.replace("2020", "2021")
