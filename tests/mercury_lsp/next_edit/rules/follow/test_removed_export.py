@@ -50,3 +50,12 @@ def test_item_span_takes_one_comma():
     assert text[slice(*item_span(text, 15, 18))] == ", 'c'"
     one = "x = ['a']\n"
     assert one[slice(*item_span(one, 5, 8))] == "'a'"
+
+
+def test_an_import_regrouped_over_new_lines_takes_nothing_out_of_all():
+    # cattrs: the import line rewritten into several while the names move: 'GenConverter' may come
+    # back a moment later; only an import deleted outright takes its name out of __all__
+    src = "from .converters import BaseConverter, GenConverter\n\n__all__ = [\n    'BaseConverter',\n    'GenConverter',\n]\n"
+    after = src.replace("from .converters import BaseConverter, GenConverter\n",
+                        "from .converters import BaseConverter\nfrom .errors import (\n    BaseValidationError,\n)\n")
+    assert rule_edits(removed_export.RULE, edited("file:///pkg/__init__.py", after, (src,))) == []
