@@ -106,6 +106,12 @@ class RuleContext:
         self.examples = recent_edits(self.query, MAX_EXAMPLES)
 
     @property
+    def newest(self) -> Example | None:
+        """The newest edit when its document has not been edited since (its record is the
+        document's newest), else None: a rule repeating "the edit just made" reads this one."""
+        return self.examples[0] if self.examples and self.examples[0].index == 0 else None
+
+    @property
     def options(self) -> NextEditOptions:
         return self.query.options
 

@@ -179,9 +179,9 @@ def _names_a_thing(tokens: list[str], hole: str) -> bool:
 
 def run(ctx: RuleContext) -> list[Prediction]:
     """The newest change's places with another token at its hole (module docstring)."""
-    if not ctx.examples or ctx.examples[0].index != 0:
+    ex = ctx.newest
+    if ex is None:
         return []
-    ex = ctx.examples[0]
     change = _example(ex.before, ex.after)
     if change is None:
         return []

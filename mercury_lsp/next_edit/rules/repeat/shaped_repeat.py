@@ -158,9 +158,9 @@ def _brought_locals(home, ex: Example, lo: int, hi: int, example: set[str]) -> l
 
 def run(ctx: RuleContext) -> list[Prediction]:
     """The newest rewrite's next sibling below it (module docstring)."""
-    if not ctx.examples or ctx.examples[0].index != 0:
+    ex = ctx.newest
+    if ex is None:
         return []
-    ex = ctx.examples[0]
     span = changed_lines(ex.before, ex.after)
     if span is None:
         return []
