@@ -24,6 +24,12 @@ QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`")
 IMPORT_LINE = re.compile(r"\s*(?:import\b|from\s+\S+\s+import\b|(?:pub\s+)?use\s|extern\s+crate\b|#\s*include\b)")
 
 
+# A module path going on after a name (``progress`` of ``crate::progress::{Bar}``, ``pkg`` of
+# ``pkg.old``), and coming to one.
+PATH_GOES_ON = re.compile(r"\s*(?:::|\.)\s*[\w{*]")
+PATH_COMES = re.compile(r"(?:::|\.)\s*\Z")
+
+
 def declares(name: str, text: str) -> bool:
     """``text`` declares ``name`` with a keyword (``func (c *T) name``, ``def name``, ``const name``...)."""
     return re.search(r"\b(?:func|def|fn|function|class|struct|enum|trait|interface|type|const|let|var)\s+"

@@ -46,7 +46,14 @@ from mercury_lsp.next_edit.scopes import (
 from mercury_lsp.next_edit.steps.calls import signature_candidates
 from mercury_lsp.next_edit.steps.detect import identifier_change
 from mercury_lsp.next_edit.steps.locate import rename_sites_generic, rename_sites_python
-from mercury_lsp.next_edit.text import IMPORT_LINE, PATH_SEPARATORS, TOKEN, diff_region, is_identifier
+from mercury_lsp.next_edit.text import (
+    IMPORT_LINE,
+    PATH_SEPARATORS,
+    TOKEN,
+    declares,
+    diff_region,
+    is_identifier,
+)
 from mercury_lsp.next_edit.tree import ParsedDoc
 from mercury_lsp.syntax import Grammars
 
@@ -187,9 +194,7 @@ def external(parsed: list[ParsedDoc], home: ParsedDoc, start: int, old: str, new
     for p in parsed:
         if p.doc.grammar == home.doc.grammar and any(binds(p, m.start(), old) for m in word.finditer(p.doc.text)):
             return False
-    oldest = home.doc.history[-1] if home.doc.history else home.doc.text
-    return not re.search(rf"(?:def|fn|func|function|class|struct|enum|trait|type|interface|let|const|var|static)\s+"
-                         rf"(?:mut\s+)?{re.escape(old)}(?![\w$])", oldest)
+    return not declares(old, home.doc.history[-1] if home.doc.history else home.doc.text)
 
 
 @dataclass

@@ -34,13 +34,12 @@ from mercury_lsp.next_edit.rules.base import RuleContext
 from mercury_lsp.next_edit.rules.confidence import UNIMPORTED_RENAME, UNIMPORTED_USE
 from mercury_lsp.next_edit.statements import statement_lines, widened
 from mercury_lsp.next_edit.symbols import captures, parsed_before
-from mercury_lsp.next_edit.text import QUOTED, is_identifier
+from mercury_lsp.next_edit.text import PATH_GOES_ON, QUOTED, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc
 
 # What an import statement names that it does not bring (``_import_words``): the module of
-# Python's ``from m import x``, a segment a path goes on from (``a::b``, ``a.b``).
+# Python's ``from m import x`` (and a segment a path goes on from: ``text.PATH_GOES_ON``).
 PYTHON_FROM = re.compile(r"^\s*from\s+\S+")
-PATH_GOES_ON = re.compile(r"\s*(?:::|\.)\s*[\w{*]")
 # Statements that give their function's result: deleting one for a stale name changes what the
 # function does (``return cast(T, x)``); its use is the user's to rewrite.
 RESULT_STATEMENT = re.compile(r"\s*(?:return|raise|throw|yield)\b")

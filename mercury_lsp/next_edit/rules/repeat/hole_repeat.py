@@ -44,6 +44,7 @@ from mercury_lsp.next_edit.rules.confidence import (
     NEXT_PATTERN_SITE,
     REPEAT_OTHER_DOCUMENT_PENALTY,
 )
+from mercury_lsp.next_edit.rules.repeat.patterns import word_char
 from mercury_lsp.next_edit.rules.repeat.repeated_pattern import BUILTIN_TYPES
 from mercury_lsp.next_edit.rules.repeat.shaped_repeat import SHAPE_TOKEN, filled_in, hole_kind
 from mercury_lsp.next_edit.rules.repeat.tokens import CONTEXT_TOKENS, MERGE_GAP
@@ -117,19 +118,19 @@ def _example(before: str, after: str):
     changes = _changes(before, after)
     if not changes:
         return None
-    shapes = set()
+    shapes, holes = set(), []
     for _lead, deleted, _trail, inserted, _ in changes:
         found = _hole(deleted, inserted)
         if found is None:
             return None
-        hole = found[0]
-        shapes.add((tuple(HOLE if t == hole else t for t in deleted), filled_in(inserted, {hole: HOLE}), found[1]))
+        holes.append(found)
+        shapes.add((tuple(HOLE if t == found[0] else t for t in deleted), filled_in(inserted, {found[0]: HOLE}), found[1]))
     if len(shapes) != 1:
         return None
     lead, deleted, trail, inserted, span = changes[0]
     if len(changes) > 1:
         lead, trail = (), ()  # the places differ around the change; its tokens say it all
-    return list(lead), deleted, list(trail), inserted, span, _hole(deleted, inserted)
+    return list(lead), deleted, list(trail), inserted, span, holes[0]
 
 
 def _regex(tokens: list[str], hole: str, kind: str) -> re.Pattern:
@@ -148,20 +149,16 @@ def _regex(tokens: list[str], hole: str, kind: str) -> re.Pattern:
             seen = True
         else:
             piece = re.escape(t)
-        word = _word(t[0]) if t != hole else kind != "string"
+        word = word_char(t[0]) if t != hole else kind != "string"
         sep = r"[ \t]+" if prev == "word" and word else r"[ \t]*"
         out.append((sep if prev else "") + ("(?P<change>" if opening else "") + piece)
         opening = False
-        prev = "word" if (_word(t[-1]) if t != hole else kind != "string") else "other"
+        prev = "word" if (word_char(t[-1]) if t != hole else kind != "string") else "other"
     body = "".join(out)
     first, last = tokens[0] if tokens[0] != "\x01" else tokens[1], tokens[-1] if tokens[-1] != "\x02" else tokens[-2]
-    head = r"(?<![\w$])" if (first == hole and kind != "string") or (first != hole and _word(first[0])) else ""
-    tail = r"(?![\w$])" if (last == hole and kind != "string") or (last != hole and _word(last[-1])) else ""
+    head = r"(?<![\w$])" if (first == hole and kind != "string") or (first != hole and word_char(first[0])) else ""
+    tail = r"(?![\w$])" if (last == hole and kind != "string") or (last != hole and word_char(last[-1])) else ""
     return re.compile(head + body + tail)
-
-
-def _word(ch: str) -> bool:
-    return ch.isalnum() or ch in "_$"
 
 
 def _code_offset(inserted: str) -> int:
@@ -173,7 +170,7 @@ def _code_offset(inserted: str) -> int:
 def _names_a_thing(tokens: list[str], hole: str) -> bool:
     """Some token besides the hole names something of the user's code or is a string: the pattern
     is specific (``String::from(...)``), not a shape (``if not X:``)."""
-    return any(t != hole and (t[0] in "\"'`" or (_word(t[0]) and not t[0].isdigit() and t not in KEYWORDS
+    return any(t != hole and (t[0] in "\"'`" or (word_char(t[0]) and not t[0].isdigit() and t not in KEYWORDS
                                                    and t not in BUILTIN_TYPES)) for t in tokens)
 
 
@@ -199,7 +196,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
     for n in range(max(len(lead), len(trail)), -1, -1):  # the anchors backed off until a place reads so
         tokens = [*lead[max(0, len(lead) - n):], "\x01", *deleted, "\x02", *trail[:n]]
         others = [t for t in tokens if t not in (hole, "\x01", "\x02")]
-        if len(others) < MIN_OTHER_TOKENS or not any(_word(t[0]) for t in others):
+        if len(others) < MIN_OTHER_TOKENS or not any(word_char(t[0]) for t in others):
             break  # the hole and a bracket or two read like anything
         rx = _regex(tokens, hole, kind)
         for doc in ctx.same_language(ex.doc):
@@ -216,10 +213,10 @@ def run(ctx: RuleContext) -> list[Prediction]:
     if not sites:
         return []
     query, opts = ctx.query, ctx.options
-    if not _names_a_thing(tokens, hole) or len(sites) > opts.repeat_max_sites:
+    specific = _names_a_thing(tokens, hole)
+    if not specific or len(sites) > opts.repeat_max_sites:
         below = [x for x in sites if x[0].uri == query.cursor_uri and x[1] >= query.cursor
-                 and (_names_a_thing(tokens, hole)
-                      or x[0].text.count("\n", query.cursor, x[1]) <= MAX_GENERIC_DISTANCE_LINES)]
+                 and (specific or x[0].text.count("\n", query.cursor, x[1]) <= MAX_GENERIC_DISTANCE_LINES)]
         if not below:
             return []
         sites, conf = [min(below, key=lambda x: x[1])], NEXT_PATTERN_SITE.value

@@ -61,23 +61,23 @@ def pattern_regex(lead: tuple[str, ...], deleted: tuple[str, ...], trail: tuple[
                 prev = " "
                 continue
             sep = gap if out or prev else ""
-            if prev and _word(prev[-1]) and _word(_edge(t)[0]):
+            if prev and word_char(prev[-1]) and word_char(_edge(t)[0]):
                 sep = r"[ \t]+" if one_line else r"\s+"
             out.append(sep + (IDENTIFIER if t == WILD else re.escape(t)))
             prev = "a" if t == WILD else t
         return "".join(out)
 
     first = _edge((lead + deleted + trail)[0])[0]
-    head = r"(?<![\w$])" if _word(first) else ""
+    head = r"(?<![\w$])" if word_char(first) else ""
     last = _edge((lead + deleted + trail)[-1])[-1]
-    tail = r"(?![\w$])" if _word(last) else ""
+    tail = r"(?![\w$])" if word_char(last) else ""
     lead_re = seq(lead, "")
     del_re = seq(deleted, _edge(lead[-1]) if lead else "")
     trail_re = seq(trail, _edge((deleted or lead)[-1]) if deleted or lead else "")
     return re.compile(f"{head}({lead_re})({del_re})({trail_re}){tail}")
 
 
-def _word(ch: str) -> bool:
+def word_char(ch: str) -> bool:
     return ch.isalnum() or ch in "_$"
 
 

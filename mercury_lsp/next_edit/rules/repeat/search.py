@@ -44,7 +44,7 @@ from mercury_lsp.next_edit.rules.repeat import (
 from mercury_lsp.next_edit.rules.repeat.patterns import Site
 from mercury_lsp.next_edit.rules.repeat.tokens import TokenRule, generalise, rules_from_edit
 from mercury_lsp.next_edit.scopes import distinctive
-from mercury_lsp.next_edit.text import IMPORT_LINE, diff_region, line_bounds
+from mercury_lsp.next_edit.text import IMPORT_LINE, PATH_COMES, PATH_GOES_ON, diff_region, line_bounds
 
 EXAMPLES = 3  # the newest edits (across documents, ``examples``) read as examples
 RENAMED_BINDING = "NE101"  # the rename search whose renames the family's renames give way to
@@ -54,9 +54,7 @@ RENAMED_BINDING = "NE101"  # the rename search whose renames the family's rename
 # with code's punctuation in it (``: ' + enc`` appended to an error message's string) is code
 # written into a string, and repeats (3 hits on heldout4).
 MAX_PROSE_WORDS = 2
-# A module path going on after a name, or coming to it (``_path_segment``).
-PATH_AFTER = re.compile(r"\s*(?:::|\.)\s*[\w{*]")
-PATH_BEFORE = re.compile(r"(?:::|\.)\s*\Z")
+
 CODE_CHARACTERS = re.compile(r"[+=(){}\[\]<>\"`]")
 
 
@@ -90,7 +88,7 @@ def _path_segment(text: str, lo: int, hi: int) -> bool:
     x``), not a name the import brings."""
     start = line_bounds(text, lo, lo)[0]
     return (IMPORT_LINE.match(text, start) is not None
-            and (PATH_AFTER.match(text, hi) is not None or PATH_BEFORE.search(text, start, lo) is not None))
+            and (PATH_GOES_ON.match(text, hi) is not None or PATH_COMES.search(text, start, lo) is not None))
 
 
 def _edited(ex: Example) -> tuple[int, int]:
