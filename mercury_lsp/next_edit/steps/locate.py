@@ -49,6 +49,10 @@ DEFINITIONS = ("struct_item", "enum_item", "function_item", "trait_item", "type_
                "type_spec", "type_declaration", "function_declaration", "method_declaration",
                "class_declaration", "interface_declaration", "type_alias_declaration", "enum_declaration")
 IMPORTS = ("use_declaration", "import_statement", "import_declaration", "import_spec")
+# Rust: a method is a function of an ``impl`` or ``trait`` block; called as ``x.name(...)``
+# (a field expression, the callee of a call) or by path (``Self::name``, ``Type::name``).
+RUST_FUNCTIONS = ("function_item", "function_signature_item")
+RUST_METHOD_BLOCKS = ("impl_item", "trait_item")
 
 MIN_PROBABILITY = 1e-9  # floor of a "before" likelihood in a ratio (no division by zero)
 
@@ -212,6 +216,60 @@ def member_sites(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str, sites
     return sites
 
 
+def rust_method(node) -> bool:
+    """``node`` names a function declared in an ``impl`` or ``trait`` block (a method, or an
+    associated function such as ``new``)."""
+    parent = node.parent
+    block = parent.parent if parent is not None else None
+    return (parent is not None and parent.type in RUST_FUNCTIONS and field_is(parent, "name", node)
+            and block is not None and block.type == "declaration_list"
+            and block.parent is not None and block.parent.type in RUST_METHOD_BLOCKS)
+
+
+def rust_method_sites(parsed: list[ParsedDoc], node, old: str) -> list:
+    """A renamed Rust method's uses across the Rust documents: its calls ``x.old(...)`` (never a
+    field read ``x.old``, which is a struct field of that name), its paths ``Self::old`` /
+    ``Type::old``, and the same method of the other blocks when it belongs to a trait (the trait's
+    declaration and its ``impl Trait for`` blocks declare it again)."""
+    block = node.parent.parent.parent
+    trait = _rust_trait_name(block)
+    owners = {"Self", *filter(None, (trait, _rust_last_segment(block.child_by_field_name(
+        "name" if block.type == "trait_item" else "type"))))}
+    sites = []
+    for p in parsed:
+        if p.doc.grammar != "rust":
+            continue
+        for n in walk(p.tree.root_node):
+            if p.b.node_text(n) != old or n.parent is None:
+                continue
+            parent = n.parent
+            if n.type == "field_identifier" and parent.type == "field_expression" \
+                    and parent.parent is not None and parent.parent.type == "call_expression" \
+                    and field_is(parent.parent, "function", parent):
+                sites.append((p, n))
+            elif n.type == "identifier" and parent.type == "scoped_identifier" and field_is(parent, "name", n) \
+                    and _rust_last_segment(parent.child_by_field_name("path")) in owners \
+                    and enclosing(n, IMPORTS) is None:
+                sites.append((p, n))
+            elif trait is not None and n.type == "identifier" and rust_method(n) \
+                    and _rust_trait_name(n.parent.parent.parent) == trait:
+                sites.append((p, n))
+    return sites
+
+
+def _rust_trait_name(block) -> str | None:
+    """The trait a ``trait`` block declares or an ``impl Trait for Type`` block implements (its
+    last path segment); None for an inherent ``impl Type`` block."""
+    return _rust_last_segment(block.child_by_field_name("name" if block.type == "trait_item" else "trait"))
+
+
+def _rust_last_segment(node) -> str | None:
+    """A path's or type's last segment, generics aside (``crate::a::Tuple<T>`` -> ``Tuple``)."""
+    if node is None:
+        return None
+    return node.text.decode("utf-8", "replace").split("<", 1)[0].rsplit("::", 1)[-1].strip() or None
+
+
 def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str) -> tuple[list, str]:
     """Other grammars: same identifier type; inside the enclosing function when the edited name is
     declared there (a parameter/declaration ancestor), else the document (and, for members, the
@@ -224,6 +282,8 @@ def rename_sites_generic(parsed: list[ParsedDoc], home: ParsedDoc, node, old: st
         if any(w in func.type for w in ("parameter", "declarat", "declarator")):
             declared = True
         func = func.parent
+    if home.doc.grammar == "rust" and rust_method(node):
+        return rust_method_sites(parsed, node, old), "method"
     if kind in ("field_identifier", "property_identifier"):
         docs = [p for p in parsed if p.doc.grammar == home.doc.grammar]
         sites = [(p, n) for p in docs for n in walk(p.tree.root_node) if n.type == kind and p.b.node_text(n) == old]

@@ -8,7 +8,10 @@ parameter, a Rust match arm's or ``if let``'s pattern, a ``catch (e)``; attribut
 keyword-argument names are not variables), module-wide for module-level definitions and, through the language's export
 machinery (``exports``: ``__all__``, re-exports, ``pub use``, ``pkg.Old``, export lists,
 ``module.exports``), in the documents that import them; every ``x.name`` across the open
-documents for attributes and methods (their mentions in comments and docstrings are NE117's). Where only a string names the definition
+documents for attributes and methods (their mentions in comments and docstrings are NE117's); a
+Rust method renamed in its ``impl`` or ``trait`` block reaches its calls ``x.name(...)`` (never a
+field ``x.name``), its paths ``Self::name`` / ``Type::name`` and, for a trait's method, the
+``impl Trait for`` blocks that define it again. Where only a string names the definition
 (``getattr(m, "old")``) the pipeline sends a note with these edits instead of an edit.
 
 **Why.** A rename half done does not run; the new text is the user's own identifier, so the

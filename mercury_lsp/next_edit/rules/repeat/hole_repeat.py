@@ -9,8 +9,12 @@ exactly one name, string or number (no keyword) that the inserted text carries (
 read ``anchor-before + deleted + anchor-after`` with another token of the same kind at the hole
 (at each of its places, the anchors' too: ``(window && window.chrome`` reads ``(document &&
 document.documentElement``; the anchors backed off from ``tokens.CONTEXT_TOKENS`` a side until a
-place reads so) gets the inserted text with the hole filled from the place. A place
-must be code where the example is code, and prose where it is prose.
+place reads so, then each side whole alone) gets the inserted text with the hole filled from the
+place. A place must be code where the example is code, and prose where it is prose.
+
+An insertion that repeats the name, string or number beside it holes that token: ``key =
+ireq.req.key`` -> ``key = ireq.link or ireq.req.key`` reads as ``ireq`` -> ``ireq.link or ireq``,
+and ``{r.req.key: r ...}`` gets ``r.link or r``.
 
 The change must transform the old code, not replace it: the inserted text brings at most
 ``MAX_NEW_NAMES`` names the deleted run lacks.
@@ -89,6 +93,8 @@ def _changes(before: str, after: str) -> list[tuple] | None:
             groups.append([i1, i2, j1, j2])
     out = []
     for i1, i2, j1, j2 in groups:
+        if i1 == i2 and j1 < j2:  # an insertion carries the token beside it (``x`` -> ``x.link or x``)
+            i1, i2, j1, j2 = _beside(a, b, i1, j1, j2)
         if i1 == i2 or j1 == j2:
             return None  # a pure insertion has no hole in what it replaces; a deletion carries nothing
         start, end = b[j1].start(), b[j2 - 1].end()
@@ -101,6 +107,21 @@ def _changes(before: str, after: str) -> list[tuple] | None:
         trail = [m.group() for m in a[i2:i2 + CONTEXT_TOKENS] if m.end() <= line_hi]
         out.append((lead, [m.group() for m in a[i1:i2]], trail, after[start:end], (start, end)))
     return out
+
+
+def _beside(a: list, b: list, i: int, j1: int, j2: int) -> tuple[int, int, int, int]:
+    """An insertion at token ``i`` of the old line that repeats the name, string or number just
+    after it (``ireq.req.key`` -> ``ireq.link or ireq.req.key``) or just before it
+    (``value`` -> ``value if value else None``) as that token replaced by the inserted text with
+    it: the token is the change's hole. Unchanged otherwise."""
+    inserted = {m.group() for m in b[j1:j2]}
+    if i < len(a) and j2 < len(b) and b[j2].group() == a[i].group() \
+            and hole_kind(a[i].group()) is not None and a[i].group() in inserted:
+        return i, i + 1, j1, j2 + 1
+    if i > 0 and j1 > 0 and b[j1 - 1].group() == a[i - 1].group() \
+            and hole_kind(a[i - 1].group()) is not None and a[i - 1].group() in inserted:
+        return i - 1, i, j1 - 1, j2
+    return i, i, j1, j2
 
 
 def _hole(deleted: list[str], inserted: str) -> tuple[str, str] | None:
@@ -161,6 +182,13 @@ def _regex(tokens: list[str], hole: str, kind: str) -> re.Pattern:
     return re.compile(head + body + tail)
 
 
+def _anchors(n_lead: int, n_trail: int) -> list[tuple[int, int]]:
+    """The anchors' lengths to try, in order: both backed off a token at a time, then each side
+    whole alone (``ireq.req.key`` at ``key = ireq.req.key`` reads ``r.req.key`` after ``{``)."""
+    both = [(min(n, n_lead), min(n, n_trail)) for n in range(max(n_lead, n_trail), -1, -1)]
+    return [*dict.fromkeys([*both, (n_lead, 0), (0, n_trail)])]
+
+
 def _code_offset(inserted: str) -> int:
     """Where in the inserted text whether it is code can be read: its first token that is no
     string literal (``"x".to_owned(`` is code, though it starts inside a string)."""
@@ -193,11 +221,11 @@ def run(ctx: RuleContext) -> list[Prediction]:
     home = ctx.by_uri.get(ex.doc.uri)
     in_code = home is None or here is None or not non_code(home, here + _code_offset(inserted))
     sites, tokens = [], []
-    for n in range(max(len(lead), len(trail)), -1, -1):  # the anchors backed off until a place reads so
-        tokens = [*lead[max(0, len(lead) - n):], "\x01", *deleted, "\x02", *trail[:n]]
+    for n_lead, n_trail in _anchors(len(lead), len(trail)):
+        tokens = [*lead[len(lead) - n_lead:], "\x01", *deleted, "\x02", *trail[:n_trail]]
         others = [t for t in tokens if t not in (hole, "\x01", "\x02")]
         if len(others) < MIN_OTHER_TOKENS or not any(word_char(t[0]) for t in others):
-            break  # the hole and a bracket or two read like anything
+            continue  # the hole and a bracket or two read like anything
         rx = _regex(tokens, hole, kind)
         for doc in ctx.same_language(ex.doc):
             parsed = ctx.by_uri.get(doc.uri)

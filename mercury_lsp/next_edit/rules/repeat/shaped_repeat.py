@@ -26,6 +26,12 @@ Only the nearest such site below the edit, within ``MAX_DISTANCE_LINES`` lines, 
 rule is a guess at the user's next stop, not a search-and-replace (NE204 repeats the identical
 change everywhere).
 
+Rows rewritten alike (``line_rule``): when the edit rewrote ``MIN_RULE_LINES`` or more lines one
+for one, each the same way (``bold: [1, 22],`` -> ``bold: code(1, 22),`` on every row of a
+table), the rows teach their own holes — the places where they differ, names, strings or numbers
+however many — and the nearest run of lines below that reads as a row but at those holes is
+rewritten row by row, as one edit (the next table's ``black: [30, 39],`` ... ``gray: [90, 39],``).
+
 **Why.** A commit often makes one change to a few sibling statements that differ in a name or
 two — the next ``context.Set(r, routeKey, val)`` wrapped as the one above it, the next pair of
 ``const code = result.code;`` lines turned into a destructuring, a struct's next method given the
@@ -40,6 +46,7 @@ context.Set(r, routeKey, val)\\n}``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from mercury_lsp.next_edit.examples import Example, to_current
 from mercury_lsp.next_edit.members import declares
@@ -63,6 +70,8 @@ from mercury_lsp.text import line_starts_of
 SHAPE_TOKEN = re.compile(f"{QUOTED.pattern}|{TOKEN.pattern}")
 MAX_LINES = 12  # a longer rewrite is new code, not a shape a sibling repeats
 MIN_TOKENS = 4  # fewer tokens ('x = 1') read like too many other lines
+# Lines rewritten each alike that teach their own holes (where they differ): a table's rows.
+MIN_RULE_LINES = 2
 MAX_HOLES = 2  # more differing tokens: another statement that looks alike, not a sibling
 # The site is looked for this far below the edit: on the six tuning sets (dev, heldout..heldout5,
 # offline on their hunks) 20 lines found 4 new hits for 5 false positives, the whole file below
@@ -200,6 +209,91 @@ def run(ctx: RuleContext) -> list[Prediction]:
         return [Prediction(ex.doc.uri, start, start + len(site), filled, SHAPED_REPEAT.value,
                            f"the next lines below read as the ones just rewritten ({names}): the same rewrite",
                            RULE.kind, "syntax", site)]
+    rule = line_rule(old_lines, new_lines)
+    return [] if rule is None else _next_run(ex, rule, first, local)
+
+
+@dataclass(frozen=True)
+class LineRule:
+    """One rewrite the edit made to each of its lines alike: the first line's tokens and its new
+    text, and the places where the lines differ (the holes, learnt from the lines themselves)."""
+    tokens: list[str]
+    new: str
+    indent: str
+    holes: list[int]
+
+    def rewrite(self, line: str) -> str | None:
+        """``line`` rewritten so, when it reads as the rule's old line but at its holes (a name,
+        string or number of the same kind at each); None otherwise."""
+        site = SHAPE_TOKEN.findall(line)
+        if len(site) != len(self.tokens):
+            return None
+        found: dict[str, str] = {}
+        for i, (a, b) in enumerate(zip(self.tokens, site, strict=True)):
+            if i not in self.holes:
+                if a != b:
+                    return None
+            elif hole_kind(a) != hole_kind(b) or found.setdefault(a, b) != b:
+                return None
+        return reindented(filled_in(self.new, found), self.indent, indent_of(line))
+
+
+def line_rule(old_lines: list[str], new_lines: list[str]) -> LineRule | None:
+    """The one rewrite each of several lines got (``bold: [1, 22],`` -> ``bold: code(1, 22),``
+    on every line of a table): the lines read alike but at some names, strings or numbers, and
+    each line's new text is the first's with those filled in. None when the lines differ
+    otherwise, or were rewritten each its own way."""
+    if len(old_lines) < MIN_RULE_LINES or len(old_lines) != len(new_lines):
+        return None
+    toks = [SHAPE_TOKEN.findall(line) for line in old_lines]
+    if len(toks[0]) < MIN_TOKENS or any(len(t) != len(toks[0]) for t in toks):
+        return None
+    holes = [i for i in range(len(toks[0])) if len({t[i] for t in toks}) > 1]
+    if not holes or len(holes) == len(toks[0]):
+        return None
+    # the rule is read from the first line whose holes hold distinct tokens, none of them also
+    # standing where the lines agree (``reset: [0, 0]`` cannot say which 0 goes where)
+    k = next((k for k, t in enumerate(toks) if _distinct_holes(t, holes)), None)
+    if k is None:
+        return None
+    first = toks[k]
+    carried = set(SHAPE_TOKEN.findall(new_lines[k]))
+    if any(hole_kind(first[i]) is None or first[i] not in carried for i in holes):
+        return None
+    if not _deletes(first, SHAPE_TOKEN.findall(new_lines[k])):
+        return None  # tokens added within each line: NE204's, with its own precision rules
+    rule = LineRule(first, new_lines[k], indent_of(old_lines[k]), holes)
+    if any(rule.rewrite(o) != n for o, n in zip(old_lines, new_lines, strict=True)):
+        return None
+    return rule
+
+
+def _distinct_holes(tokens: list[str], holes: list[int]) -> bool:
+    values = [tokens[i] for i in holes]
+    fixed = {t for i, t in enumerate(tokens) if i not in holes}
+    return len(set(values)) == len(values) and not fixed & set(values)
+
+
+def _next_run(ex: Example, rule: LineRule, first: int, local) -> list[Prediction]:
+    """The nearest run of lines below the edit (within ``MAX_DISTANCE_LINES``) that the rule
+    rewrites, rewritten as one edit; [] when there is none."""
+    text = ex.doc.text
+    lines = text.split("\n")
+    starts = line_starts_of(text)
+    for i in range(first, min(len(lines), first + MAX_DISTANCE_LINES)):
+        out = rule.rewrite(lines[i])
+        if out is None or out == lines[i]:
+            continue
+        j = i + 1
+        while j < len(lines) and (more := rule.rewrite(lines[j])) is not None and more != lines[j]:
+            j += 1
+        start, end = starts[i], starts[i] + len("\n".join(lines[i:j]))
+        if any(not any(lo <= start < hi for lo, hi in spans) for spans in local):
+            return []
+        new = "\n".join(rule.rewrite(line) or line for line in lines[i:j])
+        return [Prediction(ex.doc.uri, start, end, new, SHAPED_REPEAT.value,
+                           f"the next {j - i} line(s) below read as each line just rewritten: the same rewrite",
+                           RULE.kind, "syntax", text[start:end])]
     return []
 
 

@@ -277,3 +277,28 @@ def test_go_and_javascript_a_function_literals_parameter_of_the_same_name_is_its
     after = src.replace("const err = check", "const problem = check")
     out, _ = ne.run(after, src, uri="file:///m.js", cursor=after.index("problem"))
     assert ne.applied_all(after, out.predictions) == after.replace("return err;", "return problem;")
+
+
+def test_rust_a_method_renamed_at_its_impl_reaches_its_calls_and_paths_not_a_field_of_its_name():
+    a = ("pub struct Snapshot {\n    pub discard: bool,\n}\n\nimpl Snapshot {\n"
+         "    pub fn discard(&self) -> bool {\n        self.discard\n    }\n\n"
+         "    pub fn both(&self) -> bool {\n        self.discard() && Self::discard(self)\n    }\n}\n")
+    b = "fn run(s: &Snapshot) {\n    s.discard()?;\n    let keep = s.discard;\n}\n"
+    after = a.replace("pub fn discard", "pub fn reject")
+    out, _ = run(after, a, DocState("file:///cli.rs", b, "rust", 1), uri="file:///cargo.rs")
+    by_uri = {u: [p for p in out.predictions if p.uri == u and p.rule == "NE101"]
+              for u in ("file:///cargo.rs", "file:///cli.rs")}
+    assert renamed(after, by_uri["file:///cargo.rs"]) == after.replace(
+        "self.discard() && Self::discard(self)", "self.reject() && Self::reject(self)")
+    assert renamed(b, by_uri["file:///cli.rs"]) == b.replace("s.discard()", "s.reject()")
+
+
+def test_rust_a_trait_method_renamed_reaches_the_impl_blocks_of_that_trait_only():
+    a = ("trait Shape {\n    fn area(&self) -> f64;\n}\n\nimpl Shape for Square {\n"
+         "    fn area(&self) -> f64 {\n        self.0 * self.0\n    }\n}\n\n"
+         "impl Other for Square {\n    fn area(&self) -> f64 {\n        0.0\n    }\n}\n")
+    after = a.replace("    fn area(&self) -> f64;", "    fn surface(&self) -> f64;")
+    out, _ = run(after, a, uri="file:///shape.rs")
+    preds = [p for p in out.predictions if p.rule == "NE101"]
+    assert renamed(after, preds) == after.replace("impl Shape for Square {\n    fn area",
+                                                  "impl Shape for Square {\n    fn surface")

@@ -54,3 +54,13 @@ def test_new_code_in_place_of_the_old_a_rename_and_no_hole_are_left_alone():
     assert edits("file:///f.py", src, "compute(a)", "measure(a)", "python")[1] == []  # no hole in 'compute'
     src = "def f():\n    x = a + 1\n    y = b + 1\n"
     assert edits("file:///f.py", src, "a + 1", "b + 1", "python")[1] == []  # one name for another
+
+
+def test_an_insertion_that_repeats_the_name_beside_it_holes_that_name_python_and_go():
+    src = ("def sync(reqs, compiled):\n    for ireq in reqs:\n        key = ireq.req.key\n"
+           "    lut = {r.req.key: r for r in compiled}\n    other = r.key\n")
+    after, got = edits("file:///s.py", src, "key = ireq.req.key", "key = ireq.link or ireq.req.key", "python")
+    assert applied_all(after, got) == after.replace("{r.req.key:", "{r.link or r.req.key:")
+    src = ("package p\n\nfunc f(a, b *T) {\n\tuse(a.conf.Name)\n\tshow(b.conf.Name)\n\tshow(b.Name)\n}\n")
+    after, got = edits("file:///p.go", src, "use(a.conf.Name)", "use(a.Alias + a.conf.Name)", "go")
+    assert applied_all(after, got) == after.replace("show(b.conf.Name)", "show(b.Alias + b.conf.Name)")

@@ -83,3 +83,45 @@ def test_a_name_only_one_function_binds_is_not_carried_to_another_go():
     after = mid.replace('\tlog.Print("a")', '\tt.Log("a")')
     preds = rule_edits(shaped_repeat.RULE, doc("file:///p_test.go", after, (mid, before), (2.0, 1.0), grammar="go"))
     assert [after[p.start:p.end] for p in preds] == ['\tlog.Print("d")']  # TestC takes a t, ExampleB none
+
+
+TABLE = """const colors = {
+\treset: [0, 0],
+\tbold: [1, 22],
+\tdim: [2, 22],
+
+\t// colors
+\tblack: [30, 39],
+\tred: [31, 39],
+\tgreen: [32, 39],
+};
+"""
+
+
+def test_each_row_of_a_table_rewritten_alike_rewrites_the_next_rows_below_javascript():
+    after = TABLE.replace("[0, 0]", "code(0, 0)").replace("[1, 22]", "code(1, 22)").replace("[2, 22]", "code(2, 22)")
+    preds = rule_edits(shaped_repeat.RULE, doc("file:///k.js", after, (TABLE,), (1.0,), grammar="javascript"),
+                       cursor=after.index("code(2, 22),") + 12)
+    assert applied(after, preds, "file:///k.js") == after.replace("[30, 39]", "code(30, 39)").replace(
+        "[31, 39]", "code(31, 39)").replace("[32, 39]", "code(32, 39)")
+    assert len(preds) == 1  # the run of rows is one edit
+
+
+ROWS = """LEVELS = {
+    "debug": Level(10, "grey"),
+    "info": Level(20, "blue"),
+}
+ALIASES = {
+    "warn": Level(30, "yellow"),
+    "fatal": Level(50, "red"),
+}
+"""
+
+
+def test_rows_rewritten_each_their_own_way_teach_no_rule_python():
+    after = ROWS.replace('Level(10, "grey")', 'Level(10, color="grey")').replace('Level(20, "blue")', 'Level(20, "blue", bold=True)')
+    assert shaped_repeat.line_rule(ROWS.split("\n")[1:3], after.split("\n")[1:3]) is None
+    after = ROWS.replace('Level(10, "grey")', 'Level[10, "grey"]').replace('Level(20, "blue")', 'Level[20, "blue"]')
+    preds = rule_edits(shaped_repeat.RULE, doc("file:///l.py", after, (ROWS,), (1.0,)), cursor=after.index("}"))
+    assert applied(after, preds, "file:///l.py") == after.replace('Level(30, "yellow")', 'Level[30, "yellow"]').replace(
+        'Level(50, "red")', 'Level[50, "red"]')
