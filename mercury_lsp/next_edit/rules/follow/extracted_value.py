@@ -11,8 +11,8 @@ occurrence of the expression (token for token, any spacing) in code of the same 
 replaced by the name: inside the enclosing function and after the binding for a local, anywhere in
 the document for a binding at the top level.
 
-An expression must be specific: at least ``MIN_EXPR_CHARS`` non-blank characters and more than a
-bare name or number (those are renames, or values that merely agree). More than
+An expression must be specific: at least ``MIN_EXPR_CHARS`` non-blank characters (or a regular
+expression literal, ``/; */``) and more than a bare name or number (those are renames, or values that merely agree). More than
 ``nextEdit.repeatMaxSites`` occurrences: the name is not meant for all of them, none is offered.
 
 **Why.** Naming a value is half of an extract-variable refactoring; the other half is using the
@@ -36,6 +36,9 @@ MIN_EXPR_CHARS = 8  # a shorter expression ('x + 1', '[]') agrees with unrelated
 BINDING = re.compile(
     r"^[ \t]*(?:(?:export\s+)?(?:const|let|var|final|auto)\s+(?:mut\s+)?)?"
     r"(?P<name>[A-Za-z_$][\w$]*)\s*(?::\s*[^=\n]+?)?\s*(?::=|=(?![=>]))\s*(?P<expr>[^\n]+?)\s*;?\s*$")
+# A regular expression literal (JavaScript's ``/; */``) is specific however short: no other code
+# spells it by chance.
+REGEX_LITERAL = re.compile(r"/(?![*/])(?:[^/\\\n\[]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[dgimsuvy]*\Z")
 BARE = re.compile(r"[\w$.]+\Z")  # a name, an attribute chain or a number: not an expression worth naming
 
 
@@ -72,7 +75,7 @@ def bindings(before: str, after: str) -> list[tuple[str, str, int]]:
         m = BINDING.match(line)
         if m is not None:
             name, expr = m.group("name"), m.group("expr").rstrip(";").strip()
-            if (len(re.sub(r"\s", "", expr)) >= MIN_EXPR_CHARS and not BARE.match(expr)
+            if ((len(re.sub(r"\s", "", expr)) >= MIN_EXPR_CHARS or REGEX_LITERAL.match(expr)) and not BARE.match(expr)
                     and not stands(name, QUOTED.sub('""', before)) and not stands(name, expr)
                     and re.sub(r"\s", "", expr) not in re.sub(r"\s", "", replaced)):  # a renamed binding is no new value
                 out.append((name, expr, pos))

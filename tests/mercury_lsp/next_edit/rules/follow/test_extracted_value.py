@@ -73,3 +73,12 @@ def test_a_string_spelling_the_new_name_does_not_make_it_old_typescript_and_pyth
     after = src.replace("    log(", "    total = compute(a, b) + 1\n    log(")
     assert applied(after, ask(doc("file:///t.py", after, (src,)))) == after.replace(
         "check(compute(a, b) + 1)", "check(total)")
+
+
+def test_a_short_regular_expression_literal_is_specific_but_a_short_value_is_not_javascript():
+    src = "function parse(str) {\n  var pairs = str.split(/; */);\n  return pairs.map(x => x / 2);\n}\n"
+    after = "var pairSplitRegExp = /; */;\n" + src
+    preds = ask(doc("file:///c.js", after, (src,), "javascript"), cursor=after.index("\n"))
+    assert applied(after, preds) == after.replace("split(/; */)", "split(pairSplitRegExp)")
+    after = "var half = x / 2;\n" + src  # four characters, no literal: agrees by chance
+    assert ask(doc("file:///c.js", after, (src,), "javascript"), cursor=after.index("\n")) == []
