@@ -11,7 +11,7 @@ Codes group the rules in families by the hundreds (``docs/next-edit.md`` has the
 * ``NE2xx`` (``repeat``) — the user's token-level change repeated where the same tokens stand;
 * ``NE3xx`` (``lines``) — whole lines repeated, moved, superseded, whitespace continued;
 * ``NE4xx`` (``imports``) — imports that follow the edit;
-* ``NE5xx`` (``complete``) — the line at the cursor finished;
+* ``NE5xx`` (``complete``) — the line at the cursor finished, or the half of the edit still to write;
 * ``NE9xx`` (``model``) — the model alone, where no rule ties a location.
 
 The registry's order is the priority: where two rules' edits overlap, the earlier rule's edit is
@@ -26,6 +26,7 @@ from typing import get_args
 from mercury_lsp.config import NextEditRule
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.complete import (
+    closing_bracket,
     cut_short_name,
     implied_name,
     like_line_ending,
@@ -92,6 +93,7 @@ REGISTRY: tuple[Rule, ...] = (
     implied_name.RULE,
     cut_short_name.RULE,
     like_line_ending.RULE,
+    closing_bracket.RULE,
     repeated_rename.RULE,
     prose_word_rename.RULE,
     affix_rename.RULE,

@@ -105,6 +105,8 @@ LINE_LEFTOVER = Level(0.7, "the keyword of the very argument the user renamed, i
                            "own half left undone")
 LIKE_LINE_ENDING = Level(0.6, "the ending of the document's lines that start like the half-typed one, "
                               "checked by the parse")
+CLOSING_BRACKET = Level(0.6, "the closer of a bracket the edit opened before a block, after that block, "
+                             "checked by the parse")
 
 TABLE: dict[str, Level] = {name: value for name, value in dict(globals()).items() if isinstance(value, Level)}
 
