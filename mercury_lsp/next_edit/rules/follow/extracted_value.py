@@ -3,7 +3,10 @@ the name.
 
 **Example.** Writing ``number_types = (int, long, float)`` leaves ``isinstance(x, (int, long, float))`` to read
 ``isinstance(x, number_types)``; ``const text = await response.text();`` leaves
-``parseJson(await response.text())`` to read ``parseJson(text)``. The newest edits (``examples``)
+``parseJson(await response.text())`` to read ``parseJson(text)``. An expression the edit replaced
+by the new name on another of its lines, and which the new value refines, follows too: ``if
+dent.is_dir() {`` -> ``if is_normal_dir {`` under ``let is_normal_dir = !dent.file_type().is_symlink()
+&& dent.is_dir();`` makes the function's next ``dent.is_dir()`` read ``is_normal_dir``. The newest edits (``examples``)
 are read for lines they wrote that bind a *new* name (absent from the text before the edit) to an
 expression: ``name = expr``, ``name := expr``, ``const|let|var name[: type] = expr`` (a string
 spelling the name, ``bench("duplicates", ...)``, does not make it old). Every other
@@ -21,6 +24,7 @@ name where the value was spelt out.
 
 from __future__ import annotations
 
+import os
 import re
 
 from mercury_lsp.next_edit.examples import to_current
@@ -79,7 +83,28 @@ def bindings(before: str, after: str) -> list[tuple[str, str, int]]:
                     and not stands(name, QUOTED.sub('""', before)) and not stands(name, expr)
                     and re.sub(r"\s", "", expr) not in re.sub(r"\s", "", replaced)):  # a renamed binding is no new value
                 out.append((name, expr, pos))
+                out += [(name, old, pos) for old in _stood_for(name, expr, replaced, after[lo:hi])]
         pos += len(line) + 1
+    return out
+
+
+def _stood_for(name: str, expr: str, old: str, new: str) -> list[str]:
+    """The expressions the edit replaced by ``name`` in its other lines, when the new value
+    refines them (``if dent.is_dir() {`` -> ``if is_normal_dir {`` under ``let is_normal_dir =
+    !dent.file_type().is_symlink() && dent.is_dir();``): their other occurrences mean the new
+    value too."""
+    out = []
+    olds = old.split("\n")
+    for line in new.split("\n"):
+        if not stands(name, line) or BINDING.match(line):
+            continue
+        for was in olds:
+            head = len(os.path.commonprefix([was, line]))
+            tail = len(os.path.commonprefix([was[head:][::-1], line[head:][::-1]]))
+            cut, put = was[head:len(was) - tail], line[head:len(line) - tail]
+            if put == name and len(re.sub(r"\s", "", cut)) >= MIN_EXPR_CHARS and not BARE.match(cut) \
+                    and re.sub(r"\s", "", cut) in re.sub(r"\s", "", expr) and cut not in out:
+                out.append(cut)
     return out
 
 

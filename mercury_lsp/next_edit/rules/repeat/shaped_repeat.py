@@ -68,6 +68,7 @@ from mercury_lsp.text import line_starts_of
 
 # A string literal is one token (a hole is the whole string), anything else as ``TOKEN`` reads it.
 SHAPE_TOKEN = re.compile(f"{QUOTED.pattern}|{TOKEN.pattern}")
+SPELLED_NAME = re.compile(r"[A-Za-z_$][\w$]*")  # a string literal's whole text that is a name ("keys")
 MAX_LINES = 12  # a longer rewrite is new code, not a shape a sibling repeats
 MIN_TOKENS = 4  # fewer tokens ('x = 1') read like too many other lines
 # Lines rewritten each alike that teach their own holes (where they differ): a table's rows.
@@ -126,8 +127,23 @@ def _deletes(old: list[str], new: list[str]) -> bool:
 
 
 def filled_in(text: str, found: dict[str, str]) -> str:
-    """``text`` with each hole's example token replaced by the site's (whole tokens only)."""
-    return SHAPE_TOKEN.sub(lambda m: found.get(m.group(0), m.group(0)), text)
+    """``text`` with each hole's example token replaced by the site's (whole tokens only; a name
+    hole also where a string literal spells it whole: ``"keys"`` for ``keys``)."""
+    def fill(m: re.Match) -> str:
+        t = m.group(0)
+        if t in found:
+            return found[t]
+        inner = t[1:-1] if len(t) > 1 and t[0] in "\"'`" else None
+        if inner in found and SPELLED_NAME.fullmatch(inner) and SPELLED_NAME.fullmatch(found[inner]):
+            return t[0] + found[inner] + t[-1]
+        return t
+    return SHAPE_TOKEN.sub(fill, text)
+
+
+def carried_tokens(tokens: list[str]) -> set[str]:
+    """The tokens a rewrite carries: its own, and the names its string literals spell whole
+    (``operator.methodcaller("keys")`` carries ``keys``)."""
+    return set(tokens) | {t[1:-1] for t in tokens if t[0] in "\"'`" and SPELLED_NAME.fullmatch(t[1:-1])}
 
 
 def reindented(text: str, old_indent: str, new_indent: str) -> str | None:
@@ -187,7 +203,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
     rewritten = SHAPE_TOKEN.findall(new)
     if len(new_lines) == n and not _deletes(example, rewritten) or _renames_binding(ctx, ex, example, rewritten):
         return []
-    carried = set(rewritten)
+    carried = carried_tokens(rewritten)
     new_lo = lo + sum(len(line) + 1 for line in ex.after[lo:new_end].split("\n")[:lead])
     local = _brought_locals(ctx.by_uri.get(ex.doc.uri), ex, new_lo, new_lo + len(new), set(example))
     text = ex.doc.text

@@ -82,3 +82,18 @@ def test_a_short_regular_expression_literal_is_specific_but_a_short_value_is_not
     assert applied(after, preds) == after.replace("split(/; */)", "split(pairSplitRegExp)")
     after = "var half = x / 2;\n" + src  # four characters, no literal: agrees by chance
     assert ask(doc("file:///c.js", after, (src,), "javascript"), cursor=after.index("\n")) == []
+
+
+def test_an_expression_the_edit_replaced_by_a_refined_value_follows_in_its_function_rust_and_python():
+    src = ("fn walk(dent: &Entry, opts: &Opts) {\n    if dent.is_dir() {\n        push(dent);\n    }\n"
+           "    if dent.is_dir() && opts.contents_first {\n        pop();\n    }\n}\n\n"
+           "fn other(dent: &Entry) -> bool {\n    dent.is_dir()\n}\n")
+    after = src.replace("    if dent.is_dir() {\n", "    let is_normal_dir = !dent.file_type().is_symlink() && dent.is_dir();\n"
+                        "    if is_normal_dir {\n", 1)
+    preds = ask(doc("file:///lib.rs", after, (src,), "rust"), cursor=after.index("if is_normal_dir {") + 17)
+    assert applied(after, preds) == after.replace("if dent.is_dir() && opts", "if is_normal_dir && opts")
+    src = "def f(path):\n    if os.path.isdir(path):\n        a()\n    return os.path.isdir(path)\n"
+    after = src.replace("    if os.path.isdir(path):\n", "    real_dir = os.path.isdir(path) and not os.path.islink(path)\n"
+                        "    if real_dir:\n", 1)
+    preds = ask(doc("file:///f.py", after, (src,)), cursor=after.index("if real_dir:") + 12)
+    assert applied(after, preds) == after.replace("return os.path.isdir(path)", "return real_dir")

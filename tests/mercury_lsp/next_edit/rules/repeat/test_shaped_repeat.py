@@ -125,3 +125,16 @@ def test_rows_rewritten_each_their_own_way_teach_no_rule_python():
     preds = rule_edits(shaped_repeat.RULE, doc("file:///l.py", after, (ROWS,), (1.0,)), cursor=after.index("}"))
     assert applied(after, preds, "file:///l.py") == after.replace('Level(30, "yellow")', 'Level[30, "yellow"]').replace(
         'Level(50, "red")', 'Level[50, "red"]')
+
+
+def test_a_hole_the_rewrite_spells_in_a_string_is_filled_there_too_python_and_go():
+    src = ("if PY3:\n    def viewkeys(d, **kw):\n        return d.keys(**kw)\n\n"
+           "    def viewvalues(d, **kw):\n        return d.values(**kw)\n")
+    after = src.replace("    def viewkeys(d, **kw):\n        return d.keys(**kw)\n", '    viewkeys = operator.methodcaller("keys")\n')
+    preds = rule_edits(shaped_repeat.RULE, doc("file:///six.py", after, (src,), (1.0,)), cursor=after.index(")\n") + 1)
+    assert applied(after, preds, "file:///six.py") == after.replace(
+        "    def viewvalues(d, **kw):\n        return d.values(**kw)", '    viewvalues = operator.methodcaller("values")')
+    go = "package p\n\nfunc init() {\n\tregister(alpha)\n\tregister(beta)\n}\n"
+    after = go.replace("\tregister(alpha)", '\tregisterNamed("alpha", alpha)')
+    preds = rule_edits(shaped_repeat.RULE, doc("file:///p.go", after, (go,), (1.0,), grammar="go"), cursor=0)
+    assert applied(after, preds, "file:///p.go") == after.replace("\tregister(beta)", '\tregisterNamed("beta", beta)')
