@@ -14,7 +14,9 @@ indentation).
   other such pair of lines, or, where no pair stands, above every other line like the one below
   them (``f.wroteHeader = true`` above ``fl := f.basicWriter.ResponseWriter.(http.Flusher)`` in
   each ``Flush`` method) or below every line like the one above; re-indented to the site. Import
-  lines go into another document only where it uses a name they bring (``_uses_import``);
+  lines go into another document only where it uses a name they bring (``_uses_import``); lines
+  using a name only some functions bind (a parameter: ``self.option_name = option_name``) go only
+  into a function where that name stands (``_bound_at``);
 * **a file's header** — header lines (comments, ``#![allow(...)]``, ``//go:build``, ``"use
   strict"``, ``from __future__``: ``blocks.HEADER_LINE``) inserted at the very start of a document
   go to the top of the other open documents of its language in the same folder that lack them,
@@ -48,8 +50,9 @@ from mercury_lsp.next_edit.rules.lines.blocks import (
     line_changes,
     written_just_now,
 )
-from mercury_lsp.next_edit.scopes import word_in
-from mercury_lsp.next_edit.text import IMPORT_LINE
+from mercury_lsp.next_edit.scopes import local_only_scopes, scope_of, word_in
+from mercury_lsp.next_edit.text import IMPORT_LINE, KEYWORDS
+from mercury_lsp.next_edit.tree import ParsedDoc
 
 EXAMPLES = 3  # the newest edits read as examples (as the token rules)
 # Lines that could be inserted at more places than this are boilerplate the user adds where it is
@@ -64,6 +67,9 @@ MAX_INSERTED_LINES = 3
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")  # a module's path, which names nothing of the code
 # An import of the project's own modules: relative (Python, ECMAScript) or from the crate (Rust).
 OWN_MODULE = re.compile(r"^\s*from\s+\.|['\"]\.\.?/|\b(?:crate|super|self)::")
+USED_NAME = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")  # a name of its own, no attribute
+# A line that binds a name (``x = ...``, ``let mut x =``, ``x :=``, ``const x =``).
+ASSIGNED_LINE = re.compile(r"\s*(?:(?:let|const|var)\s+(?:mut\s+)?)?(?P<name>[A-Za-z_$][\w$]*)\s*(?::[^=]*)?(?::=|=(?!=))")
 IMPORT_WORDS = frozenset(("import", "from", "as", "use", "pub", "extern", "crate", "self", "super", "type", "include"))
 
 
@@ -86,6 +92,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
                 found = [(d, s) for d in ctx.same_language(ex.doc) for s in block_sites(change, d)
                          if not (change.deleted and any(s[0] < hi and lo < s[1] for lo, hi in fresh.get(d.uri, ())))
                          and (d.uri == ex.doc.uri or not change.inserted or _uses_import(change.inserted, d.text))
+                         and (not change.inserted or _bound_at(change.inserted, ctx.by_uri.get(d.uri), s[0]))
                          and not (change.deleted and _imports_used(change.deleted, d.text))]
                 limit = opts.repeat_max_sites if change.deleted else MAX_INSERTION_SITES
             if not found or len(found) > limit:
@@ -105,6 +112,23 @@ def run(ctx: RuleContext) -> list[Prediction]:
                                       d.text[s:e]))
     out.sort(key=lambda p: (-p.confidence, abs(p.start - query.cursor)))
     return out[: opts.repeat_max_results]
+
+
+def _bound_at(inserted: tuple[str, ...], parsed: ParsedDoc | None, at: int) -> bool:
+    """Every name the inserted lines use that only some functions of the document bind (a
+    parameter: ``self.option_name = option_name`` in the ``__init__`` that takes it) stands in
+    the function where they would go (bound there, or at least used: a Go type switch's ``s`` is
+    bound in a way the scopes do not read); the names the lines bind themselves aside (``let diff
+    = ...`` binds ``diff`` wherever it goes)."""
+    if parsed is None:
+        return True
+    own = {m.group("name") for line in inserted if (m := ASSIGNED_LINE.match(line)) is not None}
+    used = {m.group() for m in USED_NAME.finditer(QUOTED.sub('""', "\n".join(inserted)))} - own - KEYWORDS
+    local = [n for n in sorted(used) if local_only_scopes(parsed, n)]
+    if not local:
+        return True
+    lo, hi = scope_of(parsed, at) or (0, len(parsed.doc.text))
+    return all(word_in(n, parsed.doc.text[lo:hi]) for n in local)
 
 
 def _siblings(a: str, b: str) -> bool:

@@ -154,3 +154,20 @@ def test_code_put_at_a_files_top_is_no_header():
     src = "def f():\n    return 1\n"
     assert _header_edits(src, "import os\n" + src, {"file:///p/b.py": "def g():\n    return 2\n"},
                          "python", "file:///p/a.py") == {}
+
+
+def test_inserted_lines_using_a_functions_own_name_go_only_where_that_name_stands_python_and_go():
+    src = ("class UsageError(Exception):\n    def __init__(self, message, ctx=None):\n        self.ctx = ctx\n"
+           "        self.message = message\n\n\nclass BadOptionUsage(UsageError):\n"
+           "    def __init__(self, option_name, message, ctx=None):\n        self.ctx = ctx\n        self.message = message\n")
+    after = src.replace("ctx=None):\n        self.ctx = ctx\n        self.message = message\n",
+                        "ctx=None):\n        self.ctx = ctx\n        self.option_name = option_name\n        self.message = message\n")
+    after = after.replace("self.option_name = option_name\n", "", 1)  # inserted in the second __init__ only
+    preds = ask(doc("file:///e.py", after, (src,), (1.0,)))
+    assert [p for p in preds if p.rule == "NE301"] == []  # the first __init__ takes no option_name
+    flush = "\tswitch s := i.(type) {\n\tcase string:\n\t\treturn parse(s)\n\t}\n\treturn 0, nil\n}\n"
+    src = "package cast\n\nfunc ToInt(i any) (int, error) {\n" + flush + "\nfunc ToUint(i any) (uint, error) {\n" + flush
+    after = src.replace("\tcase string:\n\t\treturn parse(s)", '\tcase string:\n\t\tif s == "" {\n\t\t\treturn 0, nil\n\t\t}\n\t\treturn parse(s)', 1)
+    preds = ask(doc("file:///n.go", after, (src,), (1.0,), grammar="go"))
+    assert applied(after, preds, "file:///n.go") == after.replace(
+        '\tcase string:\n\t\treturn parse(s)', '\tcase string:\n\t\tif s == "" {\n\t\t\treturn 0, nil\n\t\t}\n\t\treturn parse(s)')
