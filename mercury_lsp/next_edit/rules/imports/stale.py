@@ -7,7 +7,10 @@ bring no more, that the document does not define, and that code still uses, is s
 
 * **replaced** — the imports now bring a name that is the old one with a prefix or suffix
   dropped or added (``izip`` -> ``zip`` when ``from itertools import izip`` became
-  ``from six.moves import zip``): each use is renamed;
+  ``from six.moves import zip``): each use is renamed; or the name's module is imported now
+  instead (``from .keys import hashkey as _defaultkey`` -> ``from . import keys``, ``import
+  {parse} from './url'`` -> ``import * as url from './url'``): each use is qualified
+  (``keys.hashkey``, ``url.parse``);
 * **unwrapped** — otherwise a call of it with one argument gives way to the argument
   (``strip_current_dir(path)`` -> ``path``); a line left assigning a name to itself
   (``let input = strip_current_dir(input);``) is deleted;
@@ -37,6 +40,9 @@ from mercury_lsp.next_edit.symbols import captures, parsed_before
 from mercury_lsp.next_edit.text import PATH_GOES_ON, QUOTED, is_identifier
 from mercury_lsp.next_edit.tree import ParsedDoc
 
+# A Python ``from m import a as b, c`` (parenthesized lists too) and an ECMAScript named import.
+PY_FROM_IMPORT = re.compile(r"^[ \t]*from\s+(?P<module>\.*[\w.]*)\s+import\s+(?P<names>\([^)]*\)|[^\n]+)", re.M)
+JS_NAMED_IMPORT = re.compile(r"import\s+(?:type\s+)?(?P<names>\{[^}]*\})\s+from\s+(?P<path>'[^']*'|\"[^\"]*\")")
 # What an import statement names that it does not bring (``_import_words``): the module of
 # Python's ``from m import x`` (and a segment a path goes on from: ``text.PATH_GOES_ON``).
 PYTHON_FROM = re.compile(r"^\s*from\s+\S+")
@@ -65,6 +71,52 @@ def _paired(old: str, added: set[str]) -> str | None:
     found = {n for n in added if n != old and min(len(n), len(old)) >= MIN_NAME_CHARS
              and (old.endswith(n) or old.startswith(n) or n.endswith(old) or n.startswith(old))}
     return found.pop() if len(found) == 1 else None
+
+
+def qualified(name: str, before: str, now: str, grammar: str) -> str | None:
+    """``module.original`` when the name's import (``from m.keys import hashkey as name``,
+    ``import {original as name} from './keys'``) gave way to an import of its module
+    (``from m import keys``, ``import m.keys``, ``import * as keys from './keys'``) that the text
+    before did not have; None otherwise."""
+    if grammar == "python":
+        for m in PY_FROM_IMPORT.finditer(before):
+            original = _imported_as(m.group("names"), name)
+            if original is None:
+                continue
+            module = m.group("module")
+            head, _, last = module.rpartition(".")
+            if not head and module.startswith("."):  # '.keys': the package '.', the module 'keys'
+                head, last = module[:len(module) - len(module.lstrip("."))], module.lstrip(".")
+            forms = [(rf"^[ \t]*import\s+{re.escape(module)}(?:\s+as\s+(?P<alias>\w+))?[ \t]*$", module)]
+            if head:
+                forms.append((rf"^[ \t]*from\s+{re.escape(head)}\s+import\s+[^\n]*(?<![\w.]){re.escape(last)}\b"
+                              rf"(?:\s+as\s+(?P<alias>\w+))?", last))
+            for form, bound in forms:
+                got = re.search(form, now, re.M)
+                if got is not None and re.search(form, before, re.M) is None:
+                    return f"{got.group('alias') or bound}.{original}"
+        return None
+    if grammar in ("javascript", "typescript", "tsx"):
+        for m in JS_NAMED_IMPORT.finditer(before):
+            original = _imported_as(m.group("names"), name)
+            if original is None:
+                continue
+            star = re.search(rf"import\s+\*\s+as\s+(\w+)\s+from\s+{re.escape(m.group('path'))}", now)
+            if star is not None and star.group() not in before:
+                return f"{star.group(1)}.{original}"
+    return None
+
+
+def _imported_as(names: str, name: str) -> str | None:
+    """The original name of the import list's item that binds ``name`` (``hashkey as name``,
+    ``name``); None when no item binds it."""
+    for item in re.split(r"[,\n]", names.strip("(){} \n")):
+        parts = item.split()
+        if parts == [name]:
+            return name
+        if len(parts) == 3 and parts[1] == "as" and parts[2] == name:
+            return parts[0]
+    return None
 
 
 def _argument(text: str, open_paren: int) -> tuple[int, int] | None:
@@ -118,11 +170,12 @@ def stale_uses(ctx: RuleContext) -> list[Prediction]:
                 if not any(s <= m.start() < e for s, e in imports) and not non_code(home, m.start())]
         if not uses or len(uses) > MAX_SITES:
             continue
-        new = _paired(name, added)
+        new = _paired(name, added) or qualified(name, home.doc.history[-1], text, home.doc.grammar)
         for at in uses:
             if new is not None:
+                why = f"its module is: '{new}'" if "." in new else f"'{new}' is"
                 out.append(Prediction(home.doc.uri, at, at + len(name), new, UNIMPORTED_RENAME.value,
-                                      f"'{name}' is no longer imported: '{new}' is", "rename", "syntax", name))
+                                      f"'{name}' is no longer imported: {why}", "rename", "syntax", name))
                 continue
             paren = at + len(name)
             while paren < len(text) and text[paren] in " \t":
