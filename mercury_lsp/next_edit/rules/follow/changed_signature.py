@@ -8,7 +8,10 @@ reordered parameter, a renamed keyword, an added one whose value the user's own 
 shows) it is answered at once; the other calls are holes the model refills (``steps.refill``,
 nearest the cursor first, at most ``nextEdit.maxModelCandidates``, within
 ``nextEdit.modelBudgetMs``); a hole the model leaves (no model, out of time, or a fill that did
-not pass) is offered with the new argument a placeholder named after its parameter.
+not pass) is offered with the new argument a placeholder named after its parameter — not in
+JavaScript, whose calls may leave trailing arguments out, and not at all when more than
+``nextEdit.repeatMaxSites`` calls would get one (heldout15: acorn's ``next()`` given a parameter
+got 55 placeholders, all false).
 
 **Why.** Calls that no longer fit the signature break the build; the argument lists are
 rebuilt from the syntax, keeping their layout.
@@ -24,6 +27,10 @@ from mercury_lsp.next_edit.rules.base import Rule, RuleContext
 from mercury_lsp.next_edit.rules.confidence import SIGNATURE_CALL, SIGNATURE_PLACEHOLDER
 from mercury_lsp.next_edit.steps.refill import predict_with_model
 
+# Grammars whose calls may pass fewer arguments than the function takes (JavaScript: the missing
+# ones are undefined): a call left without the new argument still runs, so no placeholder is put in.
+OPTIONAL_ARGUMENTS = frozenset(("javascript",))
+
 
 def run(ctx: RuleContext) -> list[Prediction]:
     calls = [c for c in ctx.candidates if c.kind == "signature"]
@@ -35,10 +42,19 @@ def run(ctx: RuleContext) -> list[Prediction]:
         out += ctx.boxed(lambda box: predict_with_model(model, ctx.query, holes, ctx.by_uri, ctx.edited,
                                                         ctx.grammars, box))
     filled = {(p.uri, p.start, p.end) for p in out}
+    placeholders = [c for c in holes if c.placeholder is not None and (c.uri, c.start, c.end) not in filled
+                    and _grammar(ctx, c.uri) not in OPTIONAL_ARGUMENTS]
+    if len(placeholders) > ctx.options.repeat_max_sites:
+        return out  # a name guessed at every call of a function called all over: no suggestion
     out += [Prediction(c.uri, c.start, c.end, c.placeholder, SIGNATURE_PLACEHOLDER.value,
                        f"{c.reason}; the new argument is a placeholder for you to fill", c.kind, "syntax", c.old_text)
-            for c in holes if c.placeholder is not None and (c.uri, c.start, c.end) not in filled]
+            for c in placeholders]
     return out
+
+
+def _grammar(ctx: RuleContext, uri: str) -> str | None:
+    parsed = ctx.by_uri.get(uri)
+    return None if parsed is None else parsed.doc.grammar
 
 
 RULE = Rule("NE102", "changed-signature", "signature", SIGNATURE_CALL.value, run, __doc__)

@@ -158,3 +158,18 @@ def test_signature_change_finds_calls_that_no_longer_match():
     after = src.replace("def area(w, h)", "def area(w)").replace("area(1, 2)", "area(1)")
     out, _ = run(after, src)
     assert [(p.old_text, p.new_text) for p in out.predictions] == [("3,\n         4", "3"), ("w=1, h=2", "w=1")]
+
+
+def test_no_placeholder_where_calls_may_leave_the_argument_out_or_at_calls_all_over_javascript_and_python():
+    src = "function next() {\n  return read();\n}\nnext();\nif (x) next();\n"
+    after = src.replace("function next()", "function next(forceRegexp)")
+    text, preds = follow("file:///l.js", src, after)
+    assert text == after and [p for p in preds if p.kind == "signature"] == []  # JS: a missing argument is undefined
+    calls = "".join(f"print(area({i}, 2))\n" for i in range(7))
+    src = "def area(w, h):\n    return w * h\n\n\n" + calls
+    after = src.replace("def area(w, h)", "def area(w, h, d)")
+    text, _ = follow("file:///a.py", src, after)
+    assert text == after  # seven calls, one name guessed at each: none offered
+    src = "def area(w, h):\n    return w * h\n\n\nprint(area(1, 2))\n"
+    after = src.replace("def area(w, h)", "def area(w, h, d)")
+    assert follow("file:///a.py", src, after)[0] == after.replace("area(1, 2)", "area(1, 2, d)")
