@@ -80,15 +80,16 @@ def run(ctx: RuleContext) -> list[Prediction]:
         return []
     lo, old_end, new_end = span
     text = home.doc.text
-    old_open = _net_open(ex.before[lo:old_end])
+    opened_by_edit = _net_open(text[lo:new_end]) - _net_open(ex.before[lo:old_end])
     parser = ctx.grammars.parser(home.doc.grammar)
-    if parser is None:
+    if parser is None or opened_by_edit <= 0:
         return []
+    errors = count_errors(home.tree.root_node, 0, len(text.encode("utf-8")), limit=ERRORS_LIMIT)
     start = lo
     for line in text[lo:new_end].split("\n"):
         found = open_before_block(line)
         here, start = start, start + len(line) + 1
-        if found is None or not found[0] or _net_open(text[lo:new_end]) - old_open < len(found[0]):
+        if found is None or not found[0] or opened_by_edit < len(found[0]):
             continue
         opened, column = found
         end = block_end(text, here + column)
@@ -96,7 +97,7 @@ def run(ctx: RuleContext) -> list[Prediction]:
             continue
         closers = "".join(CLOSERS[b] for b in reversed(opened))
         fixed = text[:end + 1] + closers + text[end + 1:]
-        if _errors(parser, fixed) >= _errors(parser, text):
+        if _errors(parser, fixed) >= errors:
             continue
         return [Prediction(home.doc.uri, end + 1, end + 1, closers, CLOSING_BRACKET.value,
                            f"closes the {''.join(opened)} the edit opened before the block", RULE.kind, "syntax", "")]

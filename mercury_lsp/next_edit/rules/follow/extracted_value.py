@@ -24,7 +24,6 @@ name where the value was spelt out.
 
 from __future__ import annotations
 
-import os
 import re
 
 from mercury_lsp.next_edit.examples import to_current
@@ -99,9 +98,8 @@ def _stood_for(name: str, expr: str, old: str, new: str) -> list[str]:
         if not stands(name, line) or BINDING.match(line):
             continue
         for was in olds:
-            head = len(os.path.commonprefix([was, line]))
-            tail = len(os.path.commonprefix([was[head:][::-1], line[head:][::-1]]))
-            cut, put = was[head:len(was) - tail], line[head:len(line) - tail]
+            head, was_end, line_end = diff_region(was, line)
+            cut, put = was[head:was_end], line[head:line_end]
             if put == name and len(re.sub(r"\s", "", cut)) >= MIN_EXPR_CHARS and not BARE.match(cut) \
                     and re.sub(r"\s", "", cut) in re.sub(r"\s", "", expr) and cut not in out:
                 out.append(cut)

@@ -43,6 +43,7 @@ from mercury_lsp.next_edit.rules.confidence import (
     REPEAT_AGE_PENALTY,
     REPEATED_LINES,
 )
+from mercury_lsp.next_edit.rules.follow.extracted_value import BINDING
 from mercury_lsp.next_edit.rules.lines.blocks import (
     block_sites,
     header_site,
@@ -68,8 +69,6 @@ QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")  # a module's path, which nam
 # An import of the project's own modules: relative (Python, ECMAScript) or from the crate (Rust).
 OWN_MODULE = re.compile(r"^\s*from\s+\.|['\"]\.\.?/|\b(?:crate|super|self)::")
 USED_NAME = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")  # a name of its own, no attribute
-# A line that binds a name (``x = ...``, ``let mut x =``, ``x :=``, ``const x =``).
-ASSIGNED_LINE = re.compile(r"\s*(?:(?:let|const|var)\s+(?:mut\s+)?)?(?P<name>[A-Za-z_$][\w$]*)\s*(?::[^=]*)?(?::=|=(?!=))")
 IMPORT_WORDS = frozenset(("import", "from", "as", "use", "pub", "extern", "crate", "self", "super", "type", "include"))
 
 
@@ -89,10 +88,11 @@ def run(ctx: RuleContext) -> list[Prediction]:
                          and (s := header_site(change, d)) is not None]
                 limit = opts.repeat_max_sites
             else:
+                names: dict[str, list[str]] = {}  # per document: the inserted lines' function-only names
                 found = [(d, s) for d in ctx.same_language(ex.doc) for s in block_sites(change, d)
                          if not (change.deleted and any(s[0] < hi and lo < s[1] for lo, hi in fresh.get(d.uri, ())))
                          and (d.uri == ex.doc.uri or not change.inserted or _uses_import(change.inserted, d.text))
-                         and (not change.inserted or _bound_at(change.inserted, ctx.by_uri.get(d.uri), s[0]))
+                         and (not change.inserted or _bound_at(change.inserted, ctx.by_uri.get(d.uri), s[0], names))
                          and not (change.deleted and _imports_used(change.deleted, d.text))]
                 limit = opts.repeat_max_sites if change.deleted else MAX_INSERTION_SITES
             if not found or len(found) > limit:
@@ -114,17 +114,20 @@ def run(ctx: RuleContext) -> list[Prediction]:
     return out[: opts.repeat_max_results]
 
 
-def _bound_at(inserted: tuple[str, ...], parsed: ParsedDoc | None, at: int) -> bool:
+def _bound_at(inserted: tuple[str, ...], parsed: ParsedDoc | None, at: int, names: dict[str, list[str]]) -> bool:
     """Every name the inserted lines use that only some functions of the document bind (a
     parameter: ``self.option_name = option_name`` in the ``__init__`` that takes it) stands in
     the function where they would go (bound there, or at least used: a Go type switch's ``s`` is
     bound in a way the scopes do not read); the names the lines bind themselves aside (``let diff
-    = ...`` binds ``diff`` wherever it goes)."""
+    = ...`` binds ``diff`` wherever it goes). ``names`` keeps each document's such names for the
+    change's other sites."""
     if parsed is None:
         return True
-    own = {m.group("name") for line in inserted if (m := ASSIGNED_LINE.match(line)) is not None}
-    used = {m.group() for m in USED_NAME.finditer(QUOTED.sub('""', "\n".join(inserted)))} - own - KEYWORDS
-    local = [n for n in sorted(used) if local_only_scopes(parsed, n)]
+    local = names.get(parsed.doc.uri)
+    if local is None:
+        own = {m.group("name") for line in inserted if (m := BINDING.match(line)) is not None}
+        used = {m.group() for m in USED_NAME.finditer(QUOTED.sub('""', "\n".join(inserted)))} - own - KEYWORDS
+        local = names[parsed.doc.uri] = [n for n in sorted(used) if local_only_scopes(parsed, n)]
     if not local:
         return True
     lo, hi = scope_of(parsed, at) or (0, len(parsed.doc.text))
