@@ -26,8 +26,8 @@ from mercury_lsp.schema import EditKind
 from mercury_lsp.syntax import Grammars
 
 # The newest edits (across documents, ``examples``) any rule reads as examples; each rule takes
-# as many of them as it needs (``ctx.examples[:n]``).
-MAX_EXAMPLES = 3
+# as many of them as it needs (``ctx.examples[:n]``): the most any rule takes (NE114's).
+MAX_EXAMPLES = 5
 
 T = TypeVar("T")
 

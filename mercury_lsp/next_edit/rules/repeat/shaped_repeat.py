@@ -31,6 +31,10 @@ for one, each the same way (``bold: [1, 22],`` -> ``bold: code(1, 22),`` on ever
 table), the rows teach their own holes — the places where they differ, names, strings or numbers
 however many — and the nearest run of lines below that reads as a row but at those holes is
 rewritten row by row, as one edit (the next table's ``black: [30, 39],`` ... ``gray: [90, 39],``).
+The document's two newest edits are rows too when each rewrote as many lines the same way
+(``_pair_rule``): ``import EventEmitter from 'eventemitter3';`` then ``import inRange from
+'in-range';``, each to ``= require(...)``, rewrite the next ``import randomInt from
+'random-int';`` — a shape the user repeated needs no shared name, where one example does.
 
 **Why.** A commit often makes one change to a few sibling statements that differ in a name or
 two — the next ``context.Set(r, routeKey, val)`` wrapped as the one above it, the next pair of
@@ -78,6 +82,9 @@ MAX_HOLES = 2  # more differing tokens: another statement that looks alike, not 
 # offline on their hunks) 20 lines found 4 new hits for 5 false positives, the whole file below
 # 7 for 9; the nearest site alone is offered either way.
 MAX_DISTANCE_LINES = 400
+# A rewrite the document's previous edit made alike (``_pair_rule``) is looked for among this many
+# newest edits (across documents): an edit of another file in between still leaves the pair.
+PAIR_EXAMPLES = 3
 
 
 def hole_kind(tok: str) -> str | None:
@@ -186,13 +193,10 @@ def run(ctx: RuleContext) -> list[Prediction]:
     ex = ctx.newest
     if ex is None:
         return []
-    span = changed_lines(ex.before, ex.after)
-    if span is None:
+    got = _rewrite(ex)
+    if got is None:
         return []
-    lo, old_end, new_end = span
-    old_lines, new_lines = ex.before[lo:old_end].split("\n"), ex.after[lo:new_end].split("\n")
-    lead, trail = shared_ends(old_lines, new_lines)  # no part of the rewrite
-    old_lines, new_lines = old_lines[lead:len(old_lines) - trail], new_lines[lead:len(new_lines) - trail]
+    old_lines, new_lines, lo, new_end, lead, trail = got
     old, new = "\n".join(old_lines), "\n".join(new_lines)
     n = len(old_lines)
     if not old.strip() or not new.strip() or n > MAX_LINES or len(new_lines) > MAX_LINES:
@@ -225,8 +229,34 @@ def run(ctx: RuleContext) -> list[Prediction]:
         return [Prediction(ex.doc.uri, start, start + len(site), filled, SHAPED_REPEAT.value,
                            f"the next lines below read as the ones just rewritten ({names}): the same rewrite",
                            RULE.kind, "syntax", site)]
-    rule = line_rule(old_lines, new_lines)
+    rule = line_rule(old_lines, new_lines) or _pair_rule(ctx, ex, old_lines, new_lines)
     return [] if rule is None else _next_run(ex, rule, first, local)
+
+
+def _rewrite(ex: Example) -> tuple[list[str], list[str], int, int, int, int] | None:
+    """The whole lines ``ex`` rewrote, old and new, without the lines both versions share at
+    their ends, with the region's start, its end in the new text and how many lines were shared
+    at its start and at its end; None when the edit changed nothing."""
+    span = changed_lines(ex.before, ex.after)
+    if span is None:
+        return None
+    lo, old_end, new_end = span
+    old_lines, new_lines = ex.before[lo:old_end].split("\n"), ex.after[lo:new_end].split("\n")
+    lead, trail = shared_ends(old_lines, new_lines)  # no part of the rewrite
+    return (old_lines[lead:len(old_lines) - trail], new_lines[lead:len(new_lines) - trail], lo, new_end,
+            lead, trail)
+
+
+def _pair_rule(ctx: RuleContext, ex: Example, old_lines: list[str], new_lines: list[str]) -> LineRule | None:
+    """The rewrite the document's two newest edits made alike, each to its own lines (``import
+    EventEmitter from 'eventemitter3';`` then ``import inRange from 'in-range';``, each to ``import
+    X = require('x');``): the two edits are the rows of ``line_rule``, their differences its holes
+    — a shape the user repeated is confirmed where one example alone needs shared names."""
+    prev = next((e for e in ctx.examples[1:PAIR_EXAMPLES] if e.doc.uri == ex.doc.uri and e.index == 1), None)
+    got = None if prev is None else _rewrite(prev)
+    if got is None or len(got[0]) != len(old_lines) or len(got[1]) != len(new_lines):
+        return None
+    return line_rule(got[0] + old_lines, got[1] + new_lines)
 
 
 @dataclass(frozen=True)

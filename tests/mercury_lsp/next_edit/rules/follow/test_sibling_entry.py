@@ -141,3 +141,18 @@ def test_a_plural_ending_is_no_shared_affix():
     after = src.replace("    this.args = [];\n", "    this.args = [];\n    this.execs = [];\n")
     d = ne.doc("file:///c.js", after, (src,), (1.0,), grammar="javascript")
     assert edits(d) == []  # neither the statements (new code) nor 'command, option, arg' (no 's' stripped)
+
+
+def test_a_name_added_to_all_four_edits_ago_still_joins_the_imports_of_its_siblings():
+    # __all__ first, then both fallback imports, then the function itself: the import of the
+    # tests still lacks the name the user is still adding everywhere
+    v1 = PY_INIT.replace("'escape']", "'escape', 'escape_silent']")
+    v2 = v1.replace("_speedups import escape,", "_speedups import escape, escape_silent,")
+    v3 = v2.replace("_native import escape,", "_native import escape, escape_silent,")
+    native_before = "def escape(s):\n    return s\n"
+    native = native_before + "\n\ndef escape_silent(s):\n    return escape(s or '')\n"
+    init = ne.doc("file:///markupsafe/__init__.py", v3, (v2, v1, PY_INIT), (3.0, 2.0, 1.0))
+    nat = ne.doc("file:///markupsafe/_native.py", native, (native_before,), (4.0,))
+    tests = ne.doc("file:///tests.py", "from markupsafe import Markup, escape\n")
+    found = edits(nat, init, tests)
+    assert ne.applied(tests.text, found, tests.uri) == "from markupsafe import Markup, escape, escape_silent\n"

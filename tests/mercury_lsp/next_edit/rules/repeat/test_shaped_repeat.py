@@ -138,3 +138,50 @@ def test_a_hole_the_rewrite_spells_in_a_string_is_filled_there_too_python_and_go
     after = go.replace("\tregister(alpha)", '\tregisterNamed("alpha", alpha)')
     preds = rule_edits(shaped_repeat.RULE, doc("file:///p.go", after, (go,), (1.0,), grammar="go"), cursor=0)
     assert applied(after, preds, "file:///p.go") == after.replace("\tregister(beta)", '\tregisterNamed("beta", beta)')
+
+
+IMPORTS = """import EventEmitter from 'eventemitter3';
+import test from 'ava';
+import inRange from 'in-range';
+import randomInt from 'random-int';
+"""
+
+
+def test_two_edits_rewriting_lines_alike_rewrite_the_next_line_that_reads_as_them_typescript():
+    # one example alone shares no name with the next import (keywords and punctuation only): two
+    # edits made alike are the rows of a rule whose holes are where they differ
+    v1 = IMPORTS.replace("import EventEmitter from 'eventemitter3';", "import EventEmitter = require('eventemitter3');")
+    v2 = v1.replace("import inRange from 'in-range';", "import inRange = require('in-range');")
+    one = doc("file:///test.ts", v1, (IMPORTS,), (1.0,), grammar="typescript")
+    assert rule_edits(shaped_repeat.RULE, one, cursor=v1.index("import test")) == []
+    two = doc("file:///test.ts", v2, (v1, IMPORTS), (2.0, 1.0), grammar="typescript")
+    preds = rule_edits(shaped_repeat.RULE, two, cursor=v2.index("import randomInt"))
+    assert applied(v2, preds, "file:///test.ts") == v2.replace(
+        "import randomInt from 'random-int';", "import randomInt = require('random-int');")
+
+
+EXCEPTS = """try:
+    load()
+except IOError, e:
+    log(e)
+try:
+    save()
+except OSError, err:
+    log(err)
+try:
+    close()
+except ValueError, exc:
+    log(exc)
+"""
+
+
+def test_two_edits_rewriting_lines_alike_rewrite_the_next_one_and_unlike_ones_teach_nothing_python():
+    v1 = EXCEPTS.replace("except IOError, e:", "except IOError as e:")
+    v2 = v1.replace("except OSError, err:", "except OSError as err:")
+    d = doc("file:///m.py", v2, (v1, EXCEPTS), (2.0, 1.0))
+    preds = rule_edits(shaped_repeat.RULE, d, cursor=v2.index("as err:") + 7)
+    assert applied(v2, preds, "file:///m.py") == v2.replace("except ValueError, exc:", "except ValueError as exc:")
+    # the second edit rewrote its line another way: no rule the two share
+    other = v1.replace("except OSError, err:", "except (OSError, err):")
+    d = doc("file:///m.py", other, (v1, EXCEPTS), (2.0, 1.0))
+    assert rule_edits(shaped_repeat.RULE, d, cursor=other.index("err):") + 5) == []
