@@ -31,6 +31,9 @@ for one, each the same way (``bold: [1, 22],`` -> ``bold: code(1, 22),`` on ever
 table), the rows teach their own holes — the places where they differ, names, strings or numbers
 however many — and the nearest run of lines below that reads as a row but at those holes is
 rewritten row by row, as one edit (the next table's ``black: [30, 39],`` ... ``gray: [90, 39],``).
+A number or string every row has alike and the rewrite carries over may differ in the rows below
+(``bgBlack: [40, 49],`` after rows ending in ``39``), and the run's last row may lack the
+separator the others end with (``bgWhite: [47, 49]``).
 The document's two newest edits are rows too when each rewrote as many lines the same way
 (``_pair_rule``): ``import EventEmitter from 'eventemitter3';`` then ``import inRange from
 'in-range';``, each to ``= require(...)``, rewrite the next ``import randomInt from
@@ -72,6 +75,7 @@ from mercury_lsp.text import line_starts_of
 
 # A string literal is one token (a hole is the whole string), anything else as ``TOKEN`` reads it.
 SHAPE_TOKEN = re.compile(f"{QUOTED.pattern}|{TOKEN.pattern}")
+SEPARATORS = ",;"  # what ends each row of a list but, often, its last
 SPELLED_NAME = re.compile(r"[A-Za-z_$][\w$]*")  # a string literal's whole text that is a name ("keys")
 MAX_LINES = 12  # a longer rewrite is new code, not a shape a sibling repeats
 MIN_TOKENS = 4  # fewer tokens ('x = 1') read like too many other lines
@@ -267,21 +271,28 @@ class LineRule:
     new: str
     indent: str
     holes: list[int]
+    # places where every row has the same number or string, carried over by the rewrite: another
+    # table's rows may hold another there (``black: [30, 39]`` rows teach ``bgBlack: [40, 49]``)
+    soft: frozenset[int] = frozenset()
 
     def rewrite(self, line: str) -> str | None:
         """``line`` rewritten so, when it reads as the rule's old line but at its holes (a name,
         string or number of the same kind at each); None otherwise."""
         site = SHAPE_TOKEN.findall(line)
-        if len(site) != len(self.tokens):
+        tokens, new = self.tokens, self.new
+        if len(site) == len(tokens) - 1 and tokens[-1] in SEPARATORS and new.rstrip().endswith(tokens[-1]):
+            # the last row of a list, without the separator the others end with
+            tokens, new = tokens[:-1], new.rstrip()[:-1]
+        if len(site) != len(tokens):
             return None
         found: dict[str, str] = {}
-        for i, (a, b) in enumerate(zip(self.tokens, site, strict=True)):
-            if i not in self.holes:
+        for i, (a, b) in enumerate(zip(tokens, site, strict=True)):
+            if i not in self.holes and not (i in self.soft and a != b):
                 if a != b:
                     return None
             elif hole_kind(a) != hole_kind(b) or found.setdefault(a, b) != b:
                 return None
-        return reindented(filled_in(self.new, found), self.indent, indent_of(line))
+        return reindented(filled_in(new, found), self.indent, indent_of(line))
 
 
 def line_rule(old_lines: list[str], new_lines: list[str]) -> LineRule | None:
@@ -308,7 +319,10 @@ def line_rule(old_lines: list[str], new_lines: list[str]) -> LineRule | None:
         return None
     if not _deletes(first, SHAPE_TOKEN.findall(new_lines[k])):
         return None  # tokens added within each line: NE204's, with its own precision rules
-    rule = LineRule(first, new_lines[k], indent_of(old_lines[k]), holes)
+    new_tokens = SHAPE_TOKEN.findall(new_lines[k])
+    soft = frozenset(i for i, t in enumerate(first) if i not in holes and hole_kind(t) in ("number", "string")
+                     and first.count(t) == 1 and new_tokens.count(t) == 1)
+    rule = LineRule(first, new_lines[k], indent_of(old_lines[k]), holes, soft)
     if any(rule.rewrite(o) != n for o, n in zip(old_lines, new_lines, strict=True)):
         return None
     return rule

@@ -185,3 +185,47 @@ def test_two_edits_rewriting_lines_alike_rewrite_the_next_one_and_unlike_ones_te
     other = v1.replace("except OSError, err:", "except (OSError, err):")
     d = doc("file:///m.py", other, (v1, EXCEPTS), (2.0, 1.0))
     assert rule_edits(shaped_repeat.RULE, d, cursor=other.index("err):") + 5) == []
+
+
+COLORS = """const CODES = {
+\tblack: [30, 39],
+\tred: [31, 39],
+\tgreen: [32, 39],
+};
+const BG = {
+\tbgBlack: [40, 49],
+\tbgRed: [41, 49],
+\tbgWhite: [47, 49]
+};
+"""
+
+
+def test_rows_teach_a_constant_they_carry_and_the_last_row_needs_no_separator_javascript():
+    # every row ends in 39, carried over: the next table's 49 is its own, and its last row has no comma
+    after = COLORS.replace("[30, 39]", "code(30, 39)").replace("[31, 39]", "code(31, 39)").replace(
+        "[32, 39]", "code(32, 39)")
+    preds = rule_edits(shaped_repeat.RULE, doc("file:///k.js", after, (COLORS,), (1.0,), grammar="javascript"),
+                       cursor=after.index("code(32, 39),") + 13)
+    assert applied(after, preds, "file:///k.js") == after.replace("[40, 49]", "code(40, 49)").replace(
+        "[41, 49]", "code(41, 49)").replace("[47, 49]", "code(47, 49)")
+
+
+CASES = """package m
+
+var small = []struct{ in, want string }{
+\t{"a", "b"},
+\t{"c", "d"},
+}
+
+var large = []struct{ in, want string }{
+\t{"e", "f"},
+\t{"g", "h"}}
+"""
+
+
+def test_rows_rewritten_alike_reach_the_next_table_but_not_a_row_that_differs_elsewhere_go():
+    after = CASES.replace('{"a", "b"}', '{in: "a", want: "b"}').replace('{"c", "d"}', '{in: "c", want: "d"}')
+    preds = rule_edits(shaped_repeat.RULE, doc("file:///m_test.go", after, (CASES,), (1.0,), grammar="go"),
+                       cursor=after.index('"d"},') + 5)
+    # the last row closes the table on its own line: it reads as no row, the one above is rewritten
+    assert applied(after, preds, "file:///m_test.go") == after.replace('{"e", "f"}', '{in: "e", want: "f"}')
