@@ -68,6 +68,7 @@ from mercury_lsp.next_edit.rules.lines import (
 from mercury_lsp.next_edit.rules.model import likelihood_drop
 from mercury_lsp.next_edit.rules.repeat import (
     affix_rename,
+    extended_list,
     grouped_parameters,
     hole_repeat,
     next_pattern_site,
@@ -98,6 +99,7 @@ REGISTRY: tuple[Rule, ...] = (
     prose_word_rename.RULE,
     affix_rename.RULE,
     shaped_repeat.RULE,
+    extended_list.RULE,
     repeated_pattern.RULE,
     next_pattern_site.RULE,
     hole_repeat.RULE,

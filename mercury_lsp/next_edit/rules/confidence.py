@@ -68,6 +68,8 @@ GROUPED_PARAMETERS = Level(0.5, "another signature spelling one type for each of
                                 "as the user grouped one: the user may mean some signatures to stay as they are")
 SHAPED_REPEAT = Level(0.45, "the next lines below that read as the ones the user rewrote, a name or two "
                             "apart: a sibling the user may mean to leave as it is")
+EXTENDED_LIST = Level(0.5, "the names the user added to one list of a definition's names (derives, bases), "
+                           "appended where a sibling list lacks them: some siblings may be meant to differ")
 REPEAT_AGE_PENALTY = Level(0.1, "per example older than the newest edit: the user's latest intent ranks first "
                                 "(repeated edits, lines, named values)")
 REPEAT_OTHER_DOCUMENT_PENALTY = Level(0.3, "a repeated token edit in another document than the cursor's: "
