@@ -245,3 +245,17 @@ def declares(p: ParsedDoc, offset: int) -> bool:
             and field_is(parent.parent, "left", parent)
         return obj is not None and p.b.node_text(obj) in ("self", "this") and owner is not None and assigned
     return owner_of(p, node) is not None
+
+
+PY_DEF = r"^[ \t]*(?:async\s+)?def\s+{}\b"
+
+
+def defines_method(parsed: list[ParsedDoc], grammar: str | None, name: str) -> bool:
+    """A Python document of ``parsed`` defines a function ``name`` now (``def name``): a use
+    ``self.old`` switched to ``self.new`` while ``def old`` stands is a switch to another method
+    (written next, or already), not a rename (heldout5: jinja's ``self.handle_name`` ->
+    ``self.handle_assign_name`` in one dispatch table, ``def handle_assign_name`` written after)."""
+    if grammar != "python":
+        return False
+    rx = re.compile(PY_DEF.format(re.escape(name)), re.M)
+    return any(rx.search(p.doc.text) for p in parsed if p.doc.grammar == grammar)

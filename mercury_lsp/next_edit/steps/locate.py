@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from mercury_lsp.next_edit.members import ambiguous, family, literal_keys, owner_at, tied
+from mercury_lsp.next_edit.members import ambiguous, defines_method, family, literal_keys, owner_at, tied
 from mercury_lsp.next_edit.query import Candidate, EditModel, NextEditQuery, check_cancelled
 from mercury_lsp.next_edit.scopes import (
     FUNCTION_SCOPES,
@@ -178,6 +178,8 @@ def rename_sites_python(parsed: list[ParsedDoc], home: ParsedDoc, node, old: str
     sites: list = []
     if role == "attribute" and not _declared_attribute(parsed, home, old):
         return [], "attribute"  # another library's attribute (a mock's ``return_value``): not the user's to rename
+    if role == "attribute" and defines_method(parsed, home.doc.grammar, old):
+        return [], "attribute"  # one use switched while the old method stands: a new method to come, no rename
     if role in ("method", "attribute"):
         for p in parsed:
             if p.doc.grammar == home.doc.grammar:

@@ -11,7 +11,8 @@ machinery (``exports``: ``__all__``, re-exports, ``pub use``, ``pkg.Old``, expor
 documents for attributes and methods (their mentions in comments and docstrings are NE117's); a
 Rust method renamed in its ``impl`` or ``trait`` block reaches its calls ``x.name(...)`` (never a
 field ``x.name``), its paths ``Self::name`` / ``Type::name`` and, for a trait's method, the
-``impl Trait for`` blocks that define it again. Where only a string names the definition
+``impl Trait for`` blocks that define it again. A Python attribute switched at one use while
+``def old`` still stands is a switch to another method, not a rename (``members.defines_method``). Where only a string names the definition
 (``getattr(m, "old")``) the pipeline sends a note with these edits instead of an edit.
 
 **Why.** A rename half done does not run; the new text is the user's own identifier, so the

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from mercury_lsp.next_edit.members import defines_method
 from mercury_lsp.next_edit.prose import non_code
 from mercury_lsp.next_edit.query import DocState
 from mercury_lsp.next_edit.rules.base import Rule, family_member
@@ -60,6 +61,8 @@ def renames_binding(rule: TokenRule, home: DocState, parsed: ParsedDoc | None) -
     at = rule.edit_span[0] + len(rule.inserted) - len(rule.inserted.lstrip())
     if parsed is not None and declared_elsewhere(parsed, old, at) and declared_elsewhere(parsed, new, at):
         return False  # both still declared: the user switched to a variable they declared
+    if parsed is not None and home.text[:at].rstrip().endswith(".") and defines_method([parsed], home.grammar, old):
+        return False  # one use switched while the old method stands: a new method to come
     return not word_in(old, home.text[lo:hi]) and not IMPORT_LINE.match(home.text, lo)
 
 

@@ -196,3 +196,23 @@ def test_one_use_switched_between_two_locals_of_the_function_is_no_migration():
            "        window.append(x)\n        n = len(window)\n        yield window[n // 2]\n")
     after = src.replace("n = len(window)", "n = len(ordered)")
     assert edits(ne.doc("file:///m.py", after, (src,), (1.0,))) == []
+
+
+def test_a_member_switched_to_one_no_document_has_yet_is_no_migration_python_and_javascript():
+    # one entry of a dispatch table switched to a handler still to write: the other entries that
+    # name the old handler keep it (heldout5: jinja's handle_assign_name)
+    src = ("class Translator:\n    def __init__(self):\n        self.handlers = {\n"
+           "            Name: self.handle_name,\n            AssName: self.handle_name,\n        }\n\n"
+           "    def handle_name(self, node):\n        return node.name\n")
+    after = src.replace("AssName: self.handle_name,", "AssName: self.handle_assign_name,")
+    d = ne.doc("file:///t.py", after, (src,), (1.0,))
+    assert ne.ask(d, cursor=after.index("handle_assign_name,") + 19) == []
+    # a new handler written first: the switch is a migration the other entry follows
+    helper = src + "\n    def handle_assign_name(self, node):\n        return node.name\n"
+    switched = helper.replace("AssName: self.handle_name,", "AssName: self.handle_assign_name,")
+    d = ne.doc("file:///t.py", switched, (helper, src), (2.0, 1.0))
+    assert "Name: self.handle_assign_name," in ne.applied(switched, edits(d), d.uri).replace("AssName", "")
+    js = "const handlers = {\n  a: api.readOne,\n  b: api.readOne,\n}\n"
+    js_after = js.replace("a: api.readOne", "a: api.readMany")
+    d = ne.doc("file:///h.js", js_after, (js,), (1.0,), grammar="javascript")
+    assert edits(d) == []
