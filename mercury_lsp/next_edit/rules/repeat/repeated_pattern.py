@@ -27,7 +27,9 @@ the place (``_already_there``: the place was changed already, or the example's o
 of the example's function is not repeated where that name is unknown (another document,
 another function). Text inserted right after a string literal closes is code, not the string's
 prose (``runpytest('-v')`` + ``, '-p', 'no:asyncio'``), and an anchor shorter than
-``MIN_PATTERN_CHARS`` reaches back on its line to the nearest name (``tokens``).
+``MIN_PATTERN_CHARS`` reaches back on its line to the nearest name (``tokens``). Inserted text
+that spans lines repeats only as code continued on lines of its own at its line's indentation
+(``n.lineno)`` -> ``n.lineno,`` / ``n.filename)``: ``tokens.aligned``), re-indented to the site's.
 
 **Why.** A commit repeats one change at many places (a call wrapped, an argument added, an
 ``except`` modernised); the anchors say where it applies.

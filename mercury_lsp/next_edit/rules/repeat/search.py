@@ -42,7 +42,7 @@ from mercury_lsp.next_edit.rules.repeat import (
     repeated_rename,
 )
 from mercury_lsp.next_edit.rules.repeat.patterns import Site
-from mercury_lsp.next_edit.rules.repeat.tokens import TokenRule, generalise, rules_from_edit
+from mercury_lsp.next_edit.rules.repeat.tokens import TokenRule, aligned, generalise, rules_from_edit
 from mercury_lsp.next_edit.scopes import distinctive
 from mercury_lsp.next_edit.text import IMPORT_LINE, PATH_COMES, PATH_GOES_ON, diff_region, line_bounds
 
@@ -115,8 +115,10 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
         at = lo + len(rule.inserted) - len(rule.inserted.lstrip())
         in_code = not (non_code(home_parsed, at) if rule.deleted and not rule.quote_flip or not rule.lead
                        else inserts_into_prose(home_parsed, lo)) and not _deletes_comment(rule, home.grammar)
-        if "\n" in rule.inserted.strip("\n") and not rule.layout:
-            continue  # multi-line text is rarely repeated verbatim (a re-spacing of tokens is)
+        if "\n" in rule.inserted.strip("\n") and not rule.layout and (
+                rule.deleted or not in_code or not aligned(rule.inserted, rule.indent)):
+            continue  # multi-line text is rarely repeated verbatim (a re-spacing of tokens is, and an
+            # argument added on a line of its own, aligned: ``n.lineno,`` / ``n.filename)``)
         if rule.layout and not in_code:
             continue  # prose re-wrapped: each paragraph breaks its own lines
         if not in_code and len(rule.inserted.split()) > MAX_PROSE_WORDS and not CODE_CHARACTERS.search(rule.inserted):

@@ -127,13 +127,24 @@ def rules_from_edit(before: str, after: str) -> list[TokenRule]:
         if (i1 == i2 and trail and not lead and j2 > j1 and "\n" not in after[tb[j1].start:e]
                 and not before[before.rfind("\n", 0, here) + 1:here].strip()):
             lead = [Tok(BOL, here, here)]  # put before a line's code: the line's start is the anchor
-        if i1 == i2 and (not lead or not trail or "\n" in after[tb[j1].start:tb[j2 - 1].end]):
-            continue  # an insertion repeats only between the same two anchors, within a line
         line_start = after.rfind("\n", 0, s) + 1
         indent = indent_of(after[line_start:])
+        if i1 == i2 and (not lead or not trail or not aligned(after[tb[j1].start:tb[j2 - 1].end], indent)):
+            continue  # an insertion repeats only between the same two anchors, within a line or aligned below it
         rules.append(TokenRule(tuple(t.text for t in lead), tuple(t.text for t in ta[i1:i2]),
                           tuple(t.text for t in trail), after[s:e], indent, (s, e)))
     return rules
+
+
+def aligned(inserted: str, indent: str) -> bool:
+    """An insertion within its line, or one whose new lines start at its line's own indentation
+    (``n.lineno)`` -> ``n.lineno,`` / ``n.filename)`` below it, aligned): re-indented to the site's
+    line, it says as much there. A new line indented otherwise is a block the site's code decides."""
+    lines = inserted.split("\n")
+    if len(lines) > 1 and not lines[0].strip():
+        return False  # a line break first: the site's line is broken, not continued
+    return all(line.startswith(indent) and line[len(indent):].strip() and not line[len(indent):][0].isspace()
+               for line in lines[1:])
 
 
 def _names(token: str) -> bool:

@@ -376,3 +376,49 @@ def test_a_replacement_anchored_on_one_side_alone_when_the_other_differs():
     preds = ask(doc("file:///a.js", after, (js,), (1.0,), grammar="javascript"),
                 doc("file:///b.js", other, grammar="javascript"))
     assert applied(other, preds, "file:///b.js") == other.replace("2020", "2021")
+
+
+JINJA = """def handle_call(self, n):
+    raise TemplateSyntaxError('bad call',
+                              n.lineno)
+
+
+def handle_filter(self, n):
+    raise TemplateSyntaxError('bad filter',
+                                  n.lineno)
+"""
+
+
+def test_an_argument_added_on_a_line_of_its_own_aligned_repeats_reindented_python():
+    after = JINJA.replace("                              n.lineno)",
+                          "                              n.lineno,\n                              n.filename)", 1)
+    preds = ask(doc("file:///t.py", after, (JINJA,), (1.0,)), cursor=after.index("n.filename)") + 11)
+    assert applied(after, preds, "file:///t.py") == after.replace(
+        "                                  n.lineno)", "                                  n.lineno,\n"
+        "                                  n.filename)")
+
+
+GO = """package m
+
+func a() {
+\tcheck(t,
+\t\tresp.Body)
+\tcheck(t,
+\t\tresp.Header)
+}
+
+func b() {
+\tcheck(t,
+\t\tresp.Body)
+}
+"""
+
+
+def test_an_aligned_line_repeats_but_a_line_broken_first_does_not_go():
+    after = GO.replace("\tcheck(t,\n\t\tresp.Body)\n\tcheck", "\tcheck(t,\n\t\tresp.Body,\n\t\t\"in a\")\n\tcheck", 1)
+    preds = ask(doc("file:///m.go", after, (GO,), (1.0,), grammar="go"), cursor=after.index('"in a")') + 7)
+    assert applied(after, preds, "file:///m.go").endswith('\tcheck(t,\n\t\tresp.Body,\n\t\t"in a")\n}\n')
+    # ``resp.Body)`` broken onto a new line before ``)``: the site's lines are its own to break
+    broken = GO.replace("\t\tresp.Body)\n\tcheck", "\t\tresp.Body,\n\t)\n\tcheck", 1)
+    preds = ask(doc("file:///m.go", broken, (GO,), (1.0,), grammar="go"), cursor=broken.index("\t)") + 2)
+    assert not any(p.rule == "NE204" and "\n" in p.new_text for p in preds)
