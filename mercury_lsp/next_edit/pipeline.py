@@ -34,6 +34,7 @@ from mercury_lsp.next_edit.recall import Recall
 from mercury_lsp.next_edit.resolve import CONFIDENCE_DIGITS, keep_parsing, outside_helpers, ranked, resolve
 from mercury_lsp.next_edit.rules import BY_CODE, FAMILIES, REGISTRY, RuleContext
 from mercury_lsp.next_edit.steps.candidates import find_candidates
+from mercury_lsp.next_edit.text import minified
 from mercury_lsp.next_edit.tree import parse_all
 from mercury_lsp.schema import (
     NextEditNote,
@@ -71,8 +72,10 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     t0 = time.perf_counter()
     opts = query.options
     home = next((d for d in query.docs if d.uri == query.cursor_uri), None)
-    if home is None or len(home.text) > opts.max_document_chars or "\x00" in home.text:
-        return Outcome([], [])  # huge or binary (a NUL character): nothing to learn there
+    if home is None or len(home.text) > opts.max_document_chars or "\x00" in home.text or minified(home.text):
+        return Outcome([], [])  # huge, binary (a NUL character) or built output: nothing to learn there
+    if any(minified(d.text) for d in query.docs):  # a bundle open beside: no rule reads or edits it
+        query = dataclasses.replace(query, docs=tuple(d for d in query.docs if not minified(d.text)))
     ctx = rule_context(query, grammars, model, cancel, memory)
     t1 = time.perf_counter()
     offered: list[Prediction] = []

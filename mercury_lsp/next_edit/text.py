@@ -16,6 +16,9 @@ TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|\S")
 IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 # Separators of a path: names joined by them are one reference (``log.Printf``, ``std::fs``).
 PATH_SEPARATORS = frozenset({".", ":"})
+# Characters per line past which a document is a minified bundle (``dist/qs.js``: one module a
+# line), not code anyone edits by hand: hand-written code averages well under 60.
+MINIFIED_MEAN_LINE_CHARS = 200
 # Keywords and literals of the project's languages: words that give code its shape, never names.
 KEYWORDS = syntax.KEYWORDS | syntax.VALUE_WORDS
 # A string literal on one line (no escapes read: a quote inside one ends it early).
@@ -120,3 +123,9 @@ def apply_edits(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
         pos = e
     out.append(text[pos:])
     return "".join(out)
+
+
+def minified(text: str) -> bool:
+    """``text`` reads as a minified or bundled file (its lines average more than
+    ``MINIFIED_MEAN_LINE_CHARS`` characters): built output, never a place for an edit."""
+    return len(text) > (text.count("\n") + 1) * MINIFIED_MEAN_LINE_CHARS

@@ -21,7 +21,7 @@ from mercury_lsp.schema import NextEditResult
 from mercury_lsp.syntax import Grammars
 from tests.support.fakes import ScriptedModel
 from tests.support.next_edit import AREA as SRC
-from tests.support.next_edit import renamed, run
+from tests.support.next_edit import ask, doc, renamed, run
 
 G = Grammars()
 
@@ -177,3 +177,14 @@ def test_a_rule_that_raises_costs_its_own_edits_not_the_requests(monkeypatch, ca
     monkeypatch.setattr(pipeline, "STRICT_RULES", True)
     with pytest.raises(IndexError):
         run(after, SRC, options=NextEditOptions(model_fallback=True))
+
+
+def test_a_minified_bundle_is_never_read_nor_edited():
+    src = "function go(err) {\n  return err\n}\n\nfunction stop(err) {\n  return err\n}\n"
+    after = src.replace("  return err\n}\n\nfunction stop", "  return wrap(err)\n}\n\nfunction stop", 1)
+    bundle = doc("file:///dist/app.min.js", "function a(err){return err};" * 40 + "\n", grammar="javascript")
+    mine = doc("file:///app.js", after, (src,), (1.0,), grammar="javascript")
+    preds = ask(mine, bundle, cursor=after.index("wrap(err)") + 9)
+    assert preds and all(p.uri == mine.uri for p in preds)  # the user's file still gets its repeat
+    edited = bundle.text.replace("return err", "return wrap(err)", 1)
+    assert ask(doc(bundle.uri, edited, (bundle.text,), (1.0,), grammar="javascript"), cursor=40) == []
