@@ -62,7 +62,7 @@ UnitFloat = Annotated[float, Meta(ge=0.0, le=1.0)]
 # the two agree; docs/next-edit.md describes each): the values ``nextEdit.disabledRules`` takes.
 NextEditRule = Literal["NE101", "NE102", "NE103", "NE104", "NE105", "NE106", "NE107",
                        "NE110", "NE111", "NE112", "NE113", "NE114", "NE115", "NE116", "NE117",
-                       "NE201", "NE202", "NE203", "NE204", "NE205", "NE206", "NE207", "NE208", "NE209",
+                       "NE201", "NE202", "NE203", "NE204", "NE205", "NE206", "NE207", "NE208", "NE209", "NE210",
                        "NE301", "NE302", "NE303", "NE304", "NE305", "NE306",
                        "NE401", "NE402", "NE403", "NE404", "NE405",
                        "NE501", "NE502", "NE503", "NE504", "NE505", "NE506",

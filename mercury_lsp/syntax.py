@@ -38,6 +38,17 @@ LANGUAGE_IDS: dict[str, str] = {
     "java": "java", "c": "c", "cpp": "cpp", "cuda": "cpp", "objective-c": "c",
 }
 
+# Grammars whose files a project mixes and reads together (a TypeScript library's JavaScript
+# tests, C headers included from C++): the documents a request on one of them may read.
+FAMILIES: dict[str, str] = {"javascript": "ecmascript", "typescript": "ecmascript", "tsx": "ecmascript",
+                            "c": "c", "cpp": "c"}
+
+
+def family(grammar: str | None) -> str | None:
+    """The family of ``grammar`` (``FAMILIES``; a grammar of no family is its own)."""
+    return FAMILIES.get(grammar, grammar) if grammar is not None else None
+
+
 # file extensions, for clients that send a generic language id
 EXTENSIONS: dict[str, str] = {
     ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",

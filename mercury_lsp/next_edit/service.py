@@ -35,7 +35,7 @@ from mercury_lsp.next_edit.pipeline import predict, to_result
 from mercury_lsp.next_edit.query import DocState, NextEditQuery
 from mercury_lsp.next_edit.recall import Recall
 from mercury_lsp.schema import NextEditNote, NextEditResult, NextEditUpdate, PredictedEdit, VersionedDocument
-from mercury_lsp.syntax import Grammars
+from mercury_lsp.syntax import Grammars, family
 
 if TYPE_CHECKING:
     from mercury_lsp.backend.session import Session
@@ -128,12 +128,14 @@ class NextEditService:
 
     # ------------------------------------------------------------------ predict
     def _read(self, doc: Document) -> list[Document]:
-        """The open documents a prediction for ``doc`` reads: ``doc`` and those of its language
-        (never an excluded one: its text would reach the model, or a remote backend)."""
+        """The open documents a prediction for ``doc`` reads: ``doc`` and those of its language's
+        family (``syntax.FAMILIES``: TypeScript and JavaScript together; never an excluded one: its
+        text would reach the model, or a remote backend)."""
         limit = self.settings().syntax_max_bytes
         excluded = self.exclusion().excludes
+        mine = family(doc.grammar)
         return [d for d in self.docs
-                if d is doc or (d.grammar is not None and d.grammar == doc.grammar and len(d.text) <= limit
+                if d is doc or (d.grammar is not None and family(d.grammar) == mine and len(d.text) <= limit
                                 and not excluded(d.uri))]
 
     def _query(self, doc: Document, cursor: int, read: list[Document]) -> NextEditQuery:

@@ -68,6 +68,7 @@ from mercury_lsp.next_edit.rules.lines import (
 from mercury_lsp.next_edit.rules.model import likelihood_drop
 from mercury_lsp.next_edit.rules.repeat import (
     affix_rename,
+    copied_string,
     extended_list,
     grouped_parameters,
     hole_repeat,
@@ -100,6 +101,7 @@ REGISTRY: tuple[Rule, ...] = (
     affix_rename.RULE,
     shaped_repeat.RULE,
     extended_list.RULE,
+    copied_string.RULE,
     repeated_pattern.RULE,
     next_pattern_site.RULE,
     hole_repeat.RULE,

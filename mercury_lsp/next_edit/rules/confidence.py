@@ -70,6 +70,8 @@ SHAPED_REPEAT = Level(0.45, "the next lines below that read as the ones the user
                             "apart: a sibling the user may mean to leave as it is")
 EXTENDED_LIST = Level(0.5, "the names the user added to one list of a definition's names (derives, bases), "
                            "appended where a sibling list lacks them: some siblings may be meant to differ")
+COPIED_STRING = Level(0.6, "a string literal whose whole text is the one the user just rewrote: a copy (an "
+                           "asserted message), unless the two were meant to differ")
 REPEAT_AGE_PENALTY = Level(0.1, "per example older than the newest edit: the user's latest intent ranks first "
                                 "(repeated edits, lines, named values)")
 REPEAT_OTHER_DOCUMENT_PENALTY = Level(0.3, "a repeated token edit in another document than the cursor's: "

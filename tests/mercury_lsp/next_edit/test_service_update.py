@@ -116,3 +116,14 @@ async def test_the_update_carries_the_notes_of_the_files_that_are_not_open():
     (update,) = sent
     assert update.result.edits == []
     assert [(n.uri, n.document_version, n.range.start.line) for n in update.result.notes] == [(DISK, None, 2)]
+
+
+def test_a_prediction_reads_the_open_documents_of_its_languages_family():
+    docs = DocumentStore(grammar_for)
+    docs.open("file:///ws/src/encrypt.ts", "typescript", 1, "export const a = 1\n")
+    docs.open("file:///ws/test/encrypt.test.mjs", "javascript", 1, "test('a', () => {})\n")
+    docs.open("file:///ws/tools/gen.py", "python", 1, "print(1)\n")
+    service = NextEditService(GatedEngine(), docs, Grammars(), Settings, lambda: PositionEncoding.UTF16)
+    read = {d.uri for d in service._read(docs.get("file:///ws/src/encrypt.ts"))}
+    # a TypeScript library's JavaScript tests are read with it; another language's files are not
+    assert read == {"file:///ws/src/encrypt.ts", "file:///ws/test/encrypt.test.mjs"}

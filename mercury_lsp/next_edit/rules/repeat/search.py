@@ -36,6 +36,7 @@ from mercury_lsp.next_edit.rules.confidence import (
 )
 from mercury_lsp.next_edit.rules.repeat import (
     affix_rename,
+    copied_string,
     next_pattern_site,
     prose_word_rename,
     repeated_pattern,
@@ -121,6 +122,8 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
             # argument added on a line of its own, aligned: ``n.lineno,`` / ``n.filename)``)
         if rule.layout and not in_code:
             continue  # prose re-wrapped: each paragraph breaks its own lines
+        if not in_code and not ex.age and ctx.enabled(copied_string.RULE.code) and ctx.shared(copied_string.copies):
+            continue  # a string rewritten that has copies: those are its sites (NE210), not other strings
         if not in_code and len(rule.inserted.split()) > MAX_PROSE_WORDS and not CODE_CHARACTERS.search(rule.inserted):
             continue  # a sentence rewritten is its comment's own
         if rule.is_rename and in_code and _path_segment(home.text, lo, hi):
