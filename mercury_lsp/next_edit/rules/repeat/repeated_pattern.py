@@ -30,6 +30,8 @@ prose (``runpytest('-v')`` + ``, '-p', 'no:asyncio'``), and an anchor shorter th
 ``MIN_PATTERN_CHARS`` reaches back on its line to the nearest name (``tokens``). Inserted text
 that spans lines repeats only as code continued on lines of its own at its line's indentation
 (``n.lineno)`` -> ``n.lineno,`` / ``n.filename)``: ``tokens.aligned``), re-indented to the site's.
+A module switched inside a ``::`` path (``::std::iter::repeat`` -> ``::core::iter::repeat``) binds
+nothing the rename rules follow: it repeats here, under its whole anchor.
 
 **Why.** A commit repeats one change at many places (a call wrapped, an argument added, an
 ``except`` modernised); the anchors say where it applies.

@@ -92,6 +92,14 @@ def _path_segment(text: str, lo: int, hi: int) -> bool:
             and (PATH_GOES_ON.match(text, hi) is not None or PATH_COMES.search(text, start, lo) is not None))
 
 
+def _module_segment(text: str, lo: int, hi: int) -> bool:
+    """``text[lo:hi]`` is a module inside a path of code, a ``::`` before it and a path after it
+    (``::std::iter::repeat`` -> ``::core::iter::repeat``): no binding the rename rules follow,
+    but the same path elsewhere, under the whole anchor, is the same switch (strum)."""
+    return text[:lo].rstrip().endswith("::") and PATH_GOES_ON.match(text, hi) is not None \
+        and text[hi:].lstrip().startswith("::")
+
+
 def _edited(ex: Example) -> tuple[int, int]:
     """The span of the example's edit in its document's current text (empty when rewritten since)."""
     p, _, ea = diff_region(ex.before, ex.after)
@@ -141,7 +149,7 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
             if ex.age:
                 continue  # an older example's renames in code are the rename search's (whole history)
             binding = repeated_rename.renames_binding(rule, home, home_parsed)
-            if in_code and not binding:
+            if in_code and not binding and not _module_segment(home.text, lo, hi):
                 continue
             if word_of_prose and not (rule.lead and rule.trail):
                 continue  # a word of prose changed: repeated under its whole anchor only (below)

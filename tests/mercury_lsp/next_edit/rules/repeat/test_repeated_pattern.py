@@ -422,3 +422,15 @@ def test_an_aligned_line_repeats_but_a_line_broken_first_does_not_go():
     broken = GO.replace("\t\tresp.Body)\n\tcheck", "\t\tresp.Body,\n\t)\n\tcheck", 1)
     preds = ask(doc("file:///m.go", broken, (GO,), (1.0,), grammar="go"), cursor=broken.index("\t)") + 2)
     assert not any(p.rule == "NE204" and "\n" in p.new_text for p in preds)
+
+
+def test_a_module_switched_inside_a_path_repeats_under_its_anchor_rust_but_not_an_attribute_python():
+    src = ("fn a() -> Vec<u8> {\n    ::std::iter::repeat(0).take(3).collect()\n}\n\n"
+           "fn b() -> Vec<u8> {\n    ::std::iter::repeat(1).take(3).collect()\n}\n")
+    after = src.replace("::std::iter", "::core::iter", 1)
+    preds = ask(doc("file:///lib.rs", after, (src,), (1.0,), grammar="rust"), cursor=after.index("::core") + 6)
+    assert applied(after, preds, "file:///lib.rs") == src.replace("::std::iter", "::core::iter")
+    py = "def a(x):\n    return x.items.keys()\n\n\ndef b(y):\n    return y.items.keys()\n"
+    switched = py.replace("x.items.keys()", "x.values.keys()")
+    preds = ask(doc("file:///m.py", switched, (py,), (1.0,)), cursor=switched.index("values") + 6)
+    assert not any(p.rule == "NE204" for p in preds)  # an attribute path is the rename rules' (NE201)
