@@ -19,7 +19,9 @@ From``). Where attributes are matched by their text and some stood beside the in
 way matches (the ``impl`` blocks below the methods, all ``std``-only). The lines are inserted at the top of each such sibling's attribute lines (as many of
 them above as the example had), re-indented; below the example in its document (the user marks them top
 down: the siblings above were passed over), then in the open documents of its language (ranked
-below), the nearest first and at most ``MAX_ATTRIBUTE_SITES``.
+below), the nearest first and at most ``MAX_ATTRIBUTE_SITES``. An attribute that names part of
+its definition's name (``#[cfg(stable_i128)]`` above ``pub fn be_u128``: ``128``) is about it: only
+siblings whose names have that part too get it (``be_i128``, not ``be_i8``).
 
 **Why.** An attribute is seldom meant for one definition: a ``#[cfg_attr(doc_cfg, ...)]`` goes on
 every ``std``-only item, a ``@pytest.mark.benchmark()`` on each parametrised test. Whole-line
@@ -65,6 +67,8 @@ ATTRIBUTE = {
 # Grammars whose attributes are matched by their text (their arguments are what they mean: a
 # ``#[cfg(test)]`` is not a ``#[cfg(feature = "std")]``), not by their name alone.
 BY_TEXT = frozenset({"rust", "go"})
+PART = re.compile(r"[a-z]+|\d+")
+MIN_SUBJECT_CHARS = 3  # a shared part shorter ('i', 'u', 'be') says nothing of what the attribute is about
 # Words that open a definition's head (read when the tree has no definition there: a macro body).
 HEAD_WORDS = frozenset({"def", "class", "fn", "func", "function", "struct", "enum", "trait", "impl", "type",
                         "interface", "const", "static", "let", "var", "pub", "async", "export", "mod"})
@@ -104,6 +108,9 @@ def run(ctx: RuleContext) -> list[Prediction]:
             for d in (p for p in ctx.parsed if p.doc in ctx.same_language(ex.doc)):
                 sites += [(d, s) for s in _sites(d, shape, attr, grammar, skip=at if d is home else None)]
             sites = [(d, s) for d, s in sites if d is not home or s > at]  # above it: passed over
+            subject = _subject(shape)
+            if subject:  # the attribute names what its definition is about: the siblings about it too
+                sites = [(d, s) for d, s in sites if subject <= _parts(_head_below(d.doc.text, s, attr))]
             sites.sort(key=lambda x: (x[0] is not home, x[1]))
             for d, s in sites[:MAX_ATTRIBUTE_SITES]:
                 if (d.doc.uri, s) in seen:
@@ -117,6 +124,29 @@ def run(ctx: RuleContext) -> list[Prediction]:
                 out.append(Prediction(d.doc.uri, s, s, new, round(max(conf, 0.0), 6),
                                       "the same attribute above this sibling definition", RULE.kind, "syntax", ""))
     return out
+
+
+def _parts(text: str) -> set[str]:
+    """The words and numbers of ``text`` (``be_u128`` -> be, u, 128), lowercased."""
+    return set(PART.findall(text.lower()))
+
+
+def _subject(shape: Shape) -> set[str]:
+    """The parts the inserted attribute shares with its definition's name — what the attribute is
+    about (``#[cfg(stable_i128)]`` above ``pub fn be_u128``: 128); empty when it names nothing of
+    it (``#[inline]``, ``@pytest.mark.benchmark()``)."""
+    name = " ".join(t for t in shape.head.split() if t not in HEAD_WORDS)
+    inserted = _parts(" ".join(shape.inserted))
+    return {p for p in inserted & _parts(name) if len(p) >= MIN_SUBJECT_CHARS}
+
+
+def _head_below(text: str, at: int, attr: re.Pattern) -> str:
+    """The head line of the definition whose attribute lines start at ``at`` (the first line from
+    there that is no attribute), up to its parameters."""
+    for line in text[at:].split("\n"):
+        if line.strip() and not attr.match(line):
+            return _head(line)
+    return ""
 
 
 def _complete(line: str, grammar: str) -> bool:

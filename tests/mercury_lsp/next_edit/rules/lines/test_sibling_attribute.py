@@ -125,3 +125,52 @@ def test_a_half_typed_attribute_is_not_repeated_rust_and_python():
     assert edits(ne.doc("file:///error.rs", after, (RS,), (1.0,), grammar="rust")) == []
     after = PY.replace('    @pytest.mark.parametrize("cls", [C2', '    @pytest.mark\n    @pytest.mark.parametrize("cls", [C2')
     assert edits(ne.doc("file:///test_functional.py", after, (PY,), (1.0,))) == []
+
+
+NOM = """#[inline]
+pub fn be_u128(i: &[u8]) -> u128 {
+    read(i)
+}
+
+#[inline]
+pub fn be_i8(i: &[u8]) -> i8 {
+    read(i)
+}
+
+#[inline]
+pub fn be_i128(i: &[u8]) -> i128 {
+    read(i)
+}
+"""
+
+
+def test_an_attribute_naming_part_of_its_definition_goes_to_the_siblings_named_so_rust():
+    after = NOM.replace("#[inline]\npub fn be_u128", "#[cfg(stable_i128)]\n#[inline]\npub fn be_u128", 1)
+    d = ne.doc("file:///nom.rs", after, (NOM,), (1.0,), grammar="rust")
+    out = ne.applied(after, edits(d), d.uri)
+    # '128' is what the attribute is about: be_i128 gets it, be_i8 (nearer) does not
+    assert "#[cfg(stable_i128)]\n#[inline]\npub fn be_i128" in out and "#[cfg(stable_i128)]\n#[inline]\npub fn be_i8" not in out
+
+
+TESTS = """@pytest.mark.slow
+def test_numpy_array():
+    pass
+
+
+@pytest.mark.slow
+def test_list():
+    pass
+
+
+@pytest.mark.slow
+def test_numpy_matrix():
+    pass
+"""
+
+
+def test_a_decorator_naming_part_of_its_test_goes_to_the_tests_named_so_python():
+    after = TESTS.replace("@pytest.mark.slow\ndef test_numpy_array", "@requires_numpy\n@pytest.mark.slow\ndef test_numpy_array", 1)
+    d = ne.doc("file:///test_m.py", after, (TESTS,), (1.0,))
+    out = ne.applied(after, edits(d), d.uri)
+    assert "@requires_numpy\n@pytest.mark.slow\ndef test_numpy_matrix" in out
+    assert "@requires_numpy\n@pytest.mark.slow\ndef test_list" not in out
