@@ -287,10 +287,10 @@ class LineRule:
             return None
         found: dict[str, str] = {}
         for i, (a, b) in enumerate(zip(tokens, site, strict=True)):
-            if i not in self.holes and not (i in self.soft and a != b):
-                if a != b:
-                    return None
-            elif hole_kind(a) != hole_kind(b) or found.setdefault(a, b) != b:
+            if a == b and i not in self.holes:
+                continue
+            if i not in self.holes and i not in self.soft or hole_kind(a) != hole_kind(b) \
+                    or found.setdefault(a, b) != b:
                 return None
         return reindented(filled_in(new, found), self.indent, indent_of(line))
 
