@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from mercury_lsp.next_edit.text import declares as declares_name
 from mercury_lsp.next_edit.tree import ParsedDoc, enclosing, field_is, in_class_body, walk
 
 # Nodes that declare a member by their ``name`` field (any grammar but Python).
@@ -247,15 +248,9 @@ def declares(p: ParsedDoc, offset: int) -> bool:
     return owner_of(p, node) is not None
 
 
-PY_DEF = r"^[ \t]*(?:async\s+)?def\s+{}\b"
-
-
 def defines_method(parsed: list[ParsedDoc], grammar: str | None, name: str) -> bool:
     """A Python document of ``parsed`` defines a function ``name`` now (``def name``): a use
     ``self.old`` switched to ``self.new`` while ``def old`` stands is a switch to another method
     (written next, or already), not a rename (heldout5: jinja's ``self.handle_name`` ->
     ``self.handle_assign_name`` in one dispatch table, ``def handle_assign_name`` written after)."""
-    if grammar != "python":
-        return False
-    rx = re.compile(PY_DEF.format(re.escape(name)), re.M)
-    return any(rx.search(p.doc.text) for p in parsed if p.doc.grammar == grammar)
+    return grammar == "python" and any(declares_name(name, p.doc.text) for p in parsed if p.doc.grammar == grammar)

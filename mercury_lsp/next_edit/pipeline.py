@@ -72,10 +72,12 @@ def predict(query: NextEditQuery, model: EditModel | None, grammars: Grammars, c
     t0 = time.perf_counter()
     opts = query.options
     home = next((d for d in query.docs if d.uri == query.cursor_uri), None)
-    if home is None or len(home.text) > opts.max_document_chars or "\x00" in home.text or minified(home.text):
+    kept = tuple(d for d in query.docs if not minified(d.text))  # built output: no rule reads or edits it
+    if home is None or len(home.text) > opts.max_document_chars or "\x00" in home.text \
+            or not any(d is home for d in kept):
         return Outcome([], [])  # huge, binary (a NUL character) or built output: nothing to learn there
-    if any(minified(d.text) for d in query.docs):  # a bundle open beside: no rule reads or edits it
-        query = dataclasses.replace(query, docs=tuple(d for d in query.docs if not minified(d.text)))
+    if len(kept) < len(query.docs):
+        query = dataclasses.replace(query, docs=kept)
     ctx = rule_context(query, grammars, model, cancel, memory)
     t1 = time.perf_counter()
     offered: list[Prediction] = []

@@ -264,11 +264,8 @@ def _written(ctx: RuleContext, home: ParsedDoc, sw: Switch) -> bool:
     in one entry of a dispatch table, with no ``handle_assign_name`` anywhere yet, is a new method
     for that entry alone (heldout5: jinja), not a migration of every ``handle_name``."""
     word = re.compile(rf"(?<![\w$]){re.escape(sw.new)}(?![\w$])")
-    for d in ctx.parsed:
-        if d is home or d.doc in ctx.same_language(home.doc):
-            if any(not (d is home and m.start() == sw.at) for m in word.finditer(d.doc.text)):
-                return True
-    return False
+    return any(not (d is home.doc and m.start() == sw.at)
+               for d in ctx.same_language(home.doc) for m in word.finditer(d.text))
 
 
 def _receiver_before(before: str) -> str:

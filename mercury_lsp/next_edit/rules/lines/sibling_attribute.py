@@ -143,9 +143,13 @@ def _subject(shape: Shape) -> set[str]:
 def _head_below(text: str, at: int, attr: re.Pattern) -> str:
     """The head line of the definition whose attribute lines start at ``at`` (the first line from
     there that is no attribute), up to its parameters."""
-    for line in text[at:].split("\n"):
+    while at < len(text):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line = text[at:end]
         if line.strip() and not attr.match(line):
             return _head(line)
+        at = end + 1
     return ""
 
 

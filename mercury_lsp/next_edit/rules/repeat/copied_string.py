@@ -24,6 +24,7 @@ Per-Recipient Header Parameter names must be disjoint')`` loses ``Shared `` befo
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from mercury_lsp.next_edit.query import DocState, Prediction
 from mercury_lsp.next_edit.rules.base import Rule, RuleContext
@@ -61,34 +62,39 @@ def _rewritten(ctx: RuleContext) -> tuple[str, str, str, int] | None:
     return before, after, ex.doc.uri, new.start()
 
 
-def copies(ctx: RuleContext) -> list[tuple[DocState, int, int]]:
-    """The copies of the string literal the newest edit rewrote inside (spans of their text), []
-    when there is none or too many (shared: the token rules leave such an edit to this rule)."""
+@dataclass(frozen=True)
+class Copies:
+    before: str  # the literal's old text
+    after: str  # its new text
+    sites: tuple[tuple[DocState, int, int], ...]  # the spans of the copies' text
+
+
+def copies(ctx: RuleContext) -> Copies | None:
+    """The copies of the string literal the newest edit rewrote inside; None when there is none
+    or too many (shared: the token rules leave such an edit to this rule)."""
     got = _rewritten(ctx)
     if got is None:
-        return []
-    before, _, uri, at = got
+        return None
+    before, after, uri, at = got
     sites = []
     for d in ctx.query.docs:  # a message's copy may stand in a test of another language (.ts, .mjs)
         for m in LITERAL.finditer(d.text):
             if m.group(2) == before and not (d.uri == uri and m.start() == at):
                 sites.append((d, m.start(2), m.end(2)))
-    return sites if len(sites) <= ctx.options.repeat_max_sites else []
+    return Copies(before, after, tuple(sites)) if 0 < len(sites) <= ctx.options.repeat_max_sites else None
 
 
 def run(ctx: RuleContext) -> list[Prediction]:
     """The copies of the rewritten literal's old text, given its new text (module docstring)."""
-    sites = ctx.shared(copies)
-    if not sites:
+    found = ctx.shared(copies)
+    if found is None:
         return []
-    before, after, _, _ = _rewritten(ctx)
-    cursor = ctx.query.cursor
-    sites.sort(key=lambda s: (s[0].uri != ctx.query.cursor_uri, abs(s[1] - cursor)))
+    cursor, home = ctx.query.cursor, ctx.query.cursor_uri
     out = []
-    for d, s, e in sites[:ctx.options.repeat_max_results]:
-        confidence = COPIED_STRING.value - (0 if d.uri == ctx.query.cursor_uri else REPEAT_OTHER_DOCUMENT_PENALTY.value)
-        out.append(Prediction(d.uri, s, e, after, round(confidence, 3),
-                              "a copy of the string the user just rewrote", RULE.kind, "syntax", before))
+    for d, s, e in sorted(found.sites, key=lambda x: (x[0].uri != home, abs(x[1] - cursor)))[:ctx.options.repeat_max_results]:
+        confidence = COPIED_STRING.value - (0 if d.uri == home else REPEAT_OTHER_DOCUMENT_PENALTY.value)
+        out.append(Prediction(d.uri, s, e, found.after, round(confidence, 3),
+                              "a copy of the string the user just rewrote", RULE.kind, "syntax", found.before))
     return out
 
 

@@ -32,12 +32,13 @@ from mercury_lsp.next_edit.rules.confidence import EXTENDED_LIST, REPEAT_OTHER_D
 from mercury_lsp.next_edit.text import changed_lines
 from mercury_lsp.next_edit.tree import ParsedDoc
 
+IMPLEMENTS = re.compile(r"\bimplements[ \t]+(?P<items>[\w$.]+(?:[ \t]*,[ \t]*[\w$.]+)*)[ \t]*\{")
 # The lists per grammar: the group ``items`` is the comma-separated names.
 LISTS = {
     "rust": re.compile(r"#\[derive\((?P<items>[^()\]]*)\)\]"),
     "python": re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\((?P<items>[^()\n]*)\)[ \t]*:", re.M),
-    "typescript": re.compile(r"\bimplements[ \t]+(?P<items>[\w$.]+(?:[ \t]*,[ \t]*[\w$.]+)*)[ \t]*\{"),
-    "tsx": re.compile(r"\bimplements[ \t]+(?P<items>[\w$.]+(?:[ \t]*,[ \t]*[\w$.]+)*)[ \t]*\{"),
+    "typescript": IMPLEMENTS,
+    "tsx": IMPLEMENTS,
 }
 NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 MIN_SHARED = 2  # a list sharing fewer names with the example is another family (``Debug`` alone)

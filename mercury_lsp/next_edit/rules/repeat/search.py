@@ -56,6 +56,9 @@ RENAMED_BINDING = "NE101"  # the rename search whose renames the family's rename
 # written into a string, and repeats (3 hits on heldout4).
 MAX_PROSE_WORDS = 2
 
+# ``::`` before a name and a path going on after it: a module inside a path (``_module_segment``).
+MODULE_BEFORE = re.compile(r"::\s*\Z")
+MODULE_AFTER = re.compile(r"\s*::\s*[\w{*]")
 CODE_CHARACTERS = re.compile(r"[+=(){}\[\]<>\"`]")
 
 
@@ -96,8 +99,8 @@ def _module_segment(text: str, lo: int, hi: int) -> bool:
     """``text[lo:hi]`` is a module inside a path of code, a ``::`` before it and a path after it
     (``::std::iter::repeat`` -> ``::core::iter::repeat``): no binding the rename rules follow,
     but the same path elsewhere, under the whole anchor, is the same switch (strum)."""
-    return text[:lo].rstrip().endswith("::") and PATH_GOES_ON.match(text, hi) is not None \
-        and text[hi:].lstrip().startswith("::")
+    return MODULE_BEFORE.search(text, line_bounds(text, lo, lo)[0], lo) is not None \
+        and MODULE_AFTER.match(text, hi) is not None
 
 
 def _edited(ex: Example) -> tuple[int, int]:
@@ -130,7 +133,8 @@ def family_edits(ctx: RuleContext) -> list[Prediction]:
             # argument added on a line of its own, aligned: ``n.lineno,`` / ``n.filename)``)
         if rule.layout and not in_code:
             continue  # prose re-wrapped: each paragraph breaks its own lines
-        if not in_code and not ex.age and ctx.enabled(copied_string.RULE.code) and ctx.shared(copied_string.copies):
+        if not in_code and not ex.age and ctx.enabled(copied_string.RULE.code) \
+                and ctx.shared(copied_string.copies) is not None:
             continue  # a string rewritten that has copies: those are its sites (NE210), not other strings
         if not in_code and len(rule.inserted.split()) > MAX_PROSE_WORDS and not CODE_CHARACTERS.search(rule.inserted):
             continue  # a sentence rewritten is its comment's own
